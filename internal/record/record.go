@@ -1,0 +1,145 @@
+// Package record owns tokperf's vocabulary: the Request a run sends, the
+// Record of what happened to it, and the Setup that describes the run. Every
+// figure tokperf prints is derived from Records (docs/METRICS.md §1), so
+// run, report and compare compose like a pipeline.
+//
+//	clock := record.NewClock()
+//	rec := record.Record{ID: 1, Scheduled: clock.Now()}
+package record
+
+import (
+	"time"
+)
+
+// Unset marks a time offset that never happened (no first byte, no token).
+const Unset time.Duration = -1
+
+// Clock gives offsets since a run's start on the monotonic clock.
+type Clock struct{ start time.Time }
+
+// NewClock starts a clock now.
+func NewClock() Clock { return Clock{start: time.Now()} }
+
+// Now is the time since the clock's start.
+func (c Clock) Now() time.Duration { return time.Since(c.start) }
+
+// Start is the wall and monotonic time the clock started.
+func (c Clock) Start() time.Time { return c.start }
+
+// Status says how a request ended.
+type Status string
+
+// The statuses of METRICS.md §1.
+const (
+	StatusOK          Status = "ok"
+	StatusHTTPError   Status = "http_error"
+	StatusStreamError Status = "stream_error"
+	StatusTimeout     Status = "timeout"
+	StatusCancelled   Status = "cancelled"
+	StatusIncomplete  Status = "incomplete"
+)
+
+// TokenSource says where a token count came from, best first.
+type TokenSource string
+
+// Token count sources (METRICS.md §1).
+const (
+	SourceUsage      TokenSource = "usage"      // the server's final count
+	SourceContinuous TokenSource = "continuous" // per-chunk cumulative count
+	SourceTokenizer  TokenSource = "tokenizer"  // a client-side tokenizer
+	SourceChunks     TokenSource = "chunks"     // one per chunk: an estimate
+	SourceNone       TokenSource = ""           // nothing known
+)
+
+// Estimated reports whether a count from this source is a guess that a
+// report must flag.
+func (s TokenSource) Estimated() bool { return s == SourceChunks || s == SourceNone }
+
+// Request is one generation request, independent of the wire protocol.
+type Request struct {
+	// Prompt is the text to send.
+	Prompt string
+	// PromptTokens is the prompt's length as the workload built it (0 if unknown).
+	PromptTokens int
+	// MaxTokens caps the output.
+	MaxTokens int
+	// IgnoreEOS asks the server to generate exactly MaxTokens.
+	IgnoreEOS bool
+	// Temperature is the sampling temperature.
+	Temperature float64
+	// Seed is the sampling seed sent to the server; 0 sends none.
+	Seed int64
+}
+
+// Chunk is one token-carrying chunk of a response.
+type Chunk struct {
+	At     time.Duration // arrival, since the run's start
+	Tokens int           // tokens it carried
+}
+
+// Record is everything measured about one request (METRICS.md §1). Offsets
+// are since the run's start; Unset means the event did not happen.
+type Record struct {
+	ID          int
+	Stage       int  // index of the stage (concurrency level or rate) it belongs to
+	Concurrency int  // the stage's target concurrency (0 for uncapped open loop)
+	Rate        float64
+	Warmup      bool // excluded from every figure
+
+	Scheduled    time.Duration
+	Sent         time.Duration
+	FirstByte    time.Duration
+	FirstToken   time.Duration
+	FirstContent time.Duration
+	LastToken    time.Duration
+	Done         time.Duration
+
+	Chunks []Chunk
+
+	OutputTokens int
+	OutputSource TokenSource
+	// ChunkSource says where the per-chunk counts came from: continuous
+	// (a cumulative count per chunk), tokenizer, or chunks (assumed one).
+	ChunkSource  TokenSource
+	PromptTokens int
+	PromptSource TokenSource
+	CachedTokens int
+
+	Status       Status
+	HTTPCode     int
+	Error        string
+	FinishReason string
+	// Retries counts re-sends after a connection failed before any response byte.
+	Retries int
+}
+
+// New returns a Record with every optional time Unset.
+func New(id int) Record {
+	return Record{
+		ID: id, FirstByte: Unset, FirstToken: Unset, FirstContent: Unset, LastToken: Unset,
+	}
+}
+
+// OK reports whether the request finished normally.
+func (r *Record) OK() bool { return r.Status == StatusOK }
+
+// AddChunk appends a token-carrying chunk and moves FirstToken and LastToken.
+func (r *Record) AddChunk(at time.Duration, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	if r.FirstToken == Unset {
+		r.FirstToken = at
+	}
+	r.LastToken = at
+	r.Chunks = append(r.Chunks, Chunk{At: at, Tokens: tokens})
+}
+
+// ChunkTokens is the sum of tokens over the chunks.
+func (r *Record) ChunkTokens() int {
+	n := 0
+	for _, c := range r.Chunks {
+		n += c.Tokens
+	}
+	return n
+}

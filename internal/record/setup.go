@@ -1,0 +1,59 @@
+package record
+
+// Setup is everything that defines a run, written as the result file's
+// header so any figure can be traced back to what produced it. It never
+// holds credentials.
+type Setup struct {
+	Command   string   `json:"command"`              // run or sweep
+	URL       string   `json:"url"`                  // without credentials
+	Simulated bool     `json:"simulated"`            // the embedded simulator was the target
+	Profile   string   `json:"sim_profile,omitempty"` // its profile
+	Endpoint  string   `json:"endpoint"`             // generate, completions or chat
+	Route     string   `json:"route"`                // the HTTP path used
+	Model     string   `json:"model"`
+	Server    Server   `json:"server"`
+	Workload  Workload `json:"workload"`
+	Load      Load     `json:"load"`
+	Sampling  Sampling `json:"sampling"`
+	GPUs      int      `json:"gpus,omitempty"`
+}
+
+// Server is what the server said about itself.
+type Server struct {
+	Engine  string         `json:"engine"`            // sglang, vllm, tgi, llamacpp, ollama, openai
+	Version string         `json:"version,omitempty"` // as reported
+	Info    map[string]any `json:"info,omitempty"`    // the identity route's answer, trimmed
+}
+
+// Workload is what each request asks for.
+type Workload struct {
+	InputTokens  int  `json:"input_tokens"`
+	OutputTokens int  `json:"output_tokens"`
+	IgnoreEOS    bool `json:"ignore_eos"`
+	Seed         int64 `json:"seed"`
+}
+
+// Load is how many requests start and when.
+type Load struct {
+	Concurrency []int   `json:"concurrency,omitempty"` // one stage per level
+	Rate        float64 `json:"rate,omitempty"`        // requests/s, open loop
+	Arrival     string  `json:"arrival,omitempty"`     // poisson or constant
+	Requests    int     `json:"requests,omitempty"`    // per stage; 0: max(4, 2×C)
+	DurationS   float64 `json:"duration_s,omitempty"`  // per stage, instead of Requests
+	Warmup      int     `json:"warmup"`                // warm-up requests per stage; -1: one round
+	TimeoutS    float64 `json:"timeout_s"`             // per request
+}
+
+// Sampling is the sampling parameters sent.
+type Sampling struct {
+	Temperature float64 `json:"temperature"`
+}
+
+// Machine describes where the client ran.
+type Machine struct {
+	Hostname  string `json:"hostname"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"go_version"`
+}

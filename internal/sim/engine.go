@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Job is one generation admitted to the engine.
+type Job struct {
+	PromptTokens int
+	MaxTokens    int
+	// Length is where the model would stop on its own (EOS); the output is
+	// min(Length, MaxTokens) tokens. Set it to MaxTokens to ignore EOS.
+	Length int
+}
+
+// Event is one chunk's worth of engine output for a request.
+type Event struct {
+	At     time.Time // when the engine step that made it ended
+	Tokens int       // new tokens
+	Total  int       // tokens so far
+	Done   bool
+	Finish string // on Done: "length" or "stop"
+	// VerifySteps counts the engine steps that produced tokens (speculative
+	// decoding reports completion_tokens / verify steps as accept length).
+	VerifySteps int
+}
+
+// Stream carries one request's events from the engine to its handler. The
+// engine never blocks on a slow reader: events queue until taken.
+type Stream struct {
+	job    Job
+	notify chan struct{}
+
+	mu     sync.Mutex
+	events []Event
+
+	// Owned by the engine goroutine.
+	queued, admitted time.Time
+	prefilled        int
+	generated        int
+	pending          int
+	sinceEmit        int
+	steps            int
+	kv               int
+	gone             bool
+}
+
+// Ready is signalled when events may be waiting.
+func (s *Stream) Ready() <-chan struct{} { return s.notify }
+
+// Take appends the waiting events to dst and returns it.
+func (s *Stream) Take(dst []Event) []Event {
+	s.mu.Lock()
+	dst = append(dst, s.events...)
+	s.events = s.events[:0]
+	s.mu.Unlock()
+	return dst
+}
+
+func (s *Stream) push(e Event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Engine is the continuous-batching scheduler: a loop of steps over the
+// running set, admitting waiting requests while slots and KV space allow.
+type Engine struct {
+	p      *Profile
+	in     chan *Stream
+	cancel chan *Stream
+	done   chan struct{}
+	rng    *rand.Rand // engine goroutine only
+
+	// Gauges and counters for /metrics.
+	Running, Waiting, KVUsed          atomic.Int64
+	PromptTotal, GenTotal, Finished   atomic.Int64
+	SpecDrafts, SpecDraftTokens       atomic.Int64
+	SpecAccepted                      atomic.Int64
+	lastStepTokens, lastStepNanos     atomic.Int64
+}
+
+// ErrStopped is returned by Submit once the engine's Run has returned.
+var ErrStopped = errors.New("engine stopped")
+
+// NewEngine makes an engine for a profile; call Run to start it.
+func NewEngine(p *Profile) *Engine {
+	return &Engine{
+		p:      p,
+		in:     make(chan *Stream),
+		cancel: make(chan *Stream),
+		done:   make(chan struct{}),
+		rng:    rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)),
+	}
+}
+
+// Submit queues a job and returns its stream.
+func (e *Engine) Submit(j Job) (*Stream, error) {
+	s := &Stream{job: j, notify: make(chan struct{}, 1), queued: time.Now()}
+	select {
+	case e.in <- s:
+		return s, nil
+	case <-e.done:
+		return nil, ErrStopped
+	}
+}
+
+// Cancel removes a request at once, freeing its slot and KV space.
+func (e *Engine) Cancel(s *Stream) {
+	select {
+	case e.cancel <- s:
+	case <-e.done:
+	}
+}
+
+// Run is the scheduler loop; it returns when ctx is done.
+func (e *Engine) Run(ctx context.Context) {
+	defer close(e.done)
+	var waiting, running []*Stream
+	kvUsed := 0
+	q := e.p.verifyWidth()
+
+	publish := func() {
+		e.Running.Store(int64(len(running)))
+		e.Waiting.Store(int64(len(waiting)))
+		e.KVUsed.Store(int64(kvUsed))
+	}
+	drop := func(s *Stream) {
+		if s.gone {
+			return
+		}
+		s.gone = true
+		if i := slices.Index(waiting, s); i >= 0 {
+			waiting = slices.Delete(waiting, i, i+1)
+		} else if i := slices.Index(running, s); i >= 0 {
+			running = slices.Delete(running, i, i+1)
+			kvUsed -= s.kv
+		}
+		publish()
+	}
+
+	type chunk struct {
+		s *Stream
+		n int
+	}
+	var plan []chunk
+	var decoders []*Stream
+	for {
+		now := time.Now()
+		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
+			s := waiting[0]
+			need := s.job.PromptTokens + s.job.MaxTokens
+			if kvUsed+need > e.p.KVTokens && len(running) > 0 {
+				break // waits for space; TTFT grows
+			}
+			waiting = waiting[1:]
+			s.admitted, s.kv = now, need
+			kvUsed += need
+			running = append(running, s)
+		}
+		publish()
+		if len(running) == 0 {
+			select {
+			case s := <-e.in:
+				waiting = append(waiting, s)
+			case s := <-e.cancel:
+				drop(s)
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+
+		// Plan the step: every decoding request, then prefill chunks up to the budget.
+		decoders, plan = decoders[:0], plan[:0]
+		context := 0
+		for _, s := range running {
+			context += s.prefilled + s.generated
+			if s.prefilled >= s.job.PromptTokens {
+				decoders = append(decoders, s)
+			}
+		}
+		budget := e.p.ChunkedPrefill - len(decoders)*q
+		prefill := 0
+		for _, s := range running {
+			if rem := s.job.PromptTokens - s.prefilled; rem > 0 && budget > 0 {
+				n := min(rem, budget)
+				plan = append(plan, chunk{s, n})
+				budget -= n
+				prefill += n
+			}
+		}
+		dur := e.p.StepTime(len(decoders), q, context) + e.p.PrefillTime(prefill)
+		if e.p.Jitter > 0 {
+			f := 1 + e.p.Jitter*e.rng.NormFloat64()
+			dur = time.Duration(float64(dur) * min(max(f, 0.5), 1.5))
+		}
+
+		timer := time.NewTimer(dur)
+	wait:
+		for {
+			select {
+			case <-timer.C:
+				break wait
+			case s := <-e.in:
+				waiting = append(waiting, s)
+			case s := <-e.cancel:
+				drop(s)
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+		now = time.Now()
+		e.lastStepNanos.Store(int64(dur))
+		stepTokens := 0
+
+		for _, c := range plan {
+			s := c.s
+			if s.gone {
+				continue
+			}
+			s.prefilled += c.n
+			e.PromptTotal.Add(int64(c.n))
+			if s.prefilled >= s.job.PromptTokens {
+				// The last prefill chunk samples the first token.
+				stepTokens += e.advance(s, 1, now)
+			}
+		}
+		for _, s := range decoders {
+			if s.gone {
+				continue
+			}
+			n := 1
+			if sp := e.p.Spec; sp != nil {
+				acc := 0
+				for acc < sp.Drafts && e.rng.Float64() < sp.Acceptance {
+					acc++
+				}
+				n += acc
+				e.SpecDrafts.Add(1)
+				e.SpecDraftTokens.Add(int64(sp.Drafts))
+				e.SpecAccepted.Add(int64(acc))
+			}
+			stepTokens += e.advance(s, n, now)
+		}
+		e.lastStepTokens.Store(int64(stepTokens))
+		running = slices.DeleteFunc(running, func(s *Stream) bool {
+			if s.gone {
+				kvUsed -= s.kv
+				return true
+			}
+			return false
+		})
+	}
+}
+
+// advance adds up to n tokens to s, emits a chunk when the stream interval
+// is reached or the output ends, and marks a finished stream gone. It
+// returns the tokens added.
+func (e *Engine) advance(s *Stream, n int, now time.Time) int {
+	target := min(s.job.Length, s.job.MaxTokens)
+	n = min(n, target-s.generated)
+	s.generated += n
+	s.pending += n
+	s.sinceEmit++
+	s.steps++
+	e.GenTotal.Add(int64(n))
+	finished := s.generated >= target
+	first := s.generated == n && n > 0
+	if finished || first || s.sinceEmit >= e.p.StreamInterval {
+		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps}
+		if finished {
+			ev.Done = true
+			ev.Finish = "stop"
+			if s.job.Length >= s.job.MaxTokens {
+				ev.Finish = "length"
+			}
+			s.gone = true
+			e.Finished.Add(1)
+		}
+		s.push(ev)
+		s.pending, s.sinceEmit = 0, 0
+	}
+	return n
+}

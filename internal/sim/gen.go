@@ -1,0 +1,241 @@
+package sim
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// gen is a generation request parsed from any protocol.
+type gen struct {
+	route        string
+	prompt       string
+	promptTokens int
+	maxTokens    int
+	ignoreEOS    bool
+	temperature  float64
+	seed         int64
+	stream       bool
+	includeUsage bool
+	continuous   bool
+	chat         bool // pays the chat route's overhead
+	minTokens    int
+}
+
+// exchange is one request's state while it is served.
+type exchange struct {
+	g       *gen
+	id      string
+	created int64
+	arrived time.Time
+	first   time.Time // first token left
+	text    []byte    // all output text so far
+	ids     []int     // all output token ids so far
+	spec    bool
+}
+
+// format writes one protocol's responses.
+type format interface {
+	contentType() string
+	// begin is written before the first event (the chat role chunk).
+	begin(b []byte, x *exchange) []byte
+	// event writes one engine event; piece and ids are its new tokens.
+	event(b []byte, x *exchange, ev Event, piece []byte, ids []int) []byte
+	// end is written after the last event (usage chunk, [DONE]).
+	end(b []byte, x *exchange, ev Event) []byte
+	// whole is the non-streaming response.
+	whole(x *exchange, ev Event) any
+	// fail is an error reported inside a stream that already started.
+	fail(b []byte, msg string) []byte
+}
+
+// serve runs a generation through the engine and writes it in format f.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format) {
+	fault := s.faultFor(g.route)
+	if s.loading() {
+		openAIError(w, 503, "Loading model")
+		return
+	}
+	for _, c := range []struct {
+		code int
+		rate float64
+	}{{500, fault.HTTP500}, {503, fault.HTTP503}, {429, fault.HTTP429}} {
+		if s.chance(c.rate) {
+			openAIError(w, c.code, fmt.Sprintf("injected fault: HTTP %d", c.code))
+			return
+		}
+	}
+	if n := s.open.Add(1); s.p.MaxConcurrent > 0 && int(n) > s.p.MaxConcurrent {
+		s.open.Add(-1)
+		writeJSON(w, 429, map[string]any{"error": "Model is overloaded", "error_type": "overloaded"})
+		return
+	}
+	defer s.open.Add(-1)
+	if g.maxTokens < 0 || g.promptTokens+g.maxTokens > s.p.ContextLength {
+		openAIError(w, 400, fmt.Sprintf("prompt (%d tokens) plus max tokens (%d) exceeds the context length %d", g.promptTokens, g.maxTokens, s.p.ContextLength))
+		return
+	}
+	ctx := r.Context()
+	x := &exchange{g: g, arrived: time.Now(), spec: s.p.Spec != nil}
+	num := s.ids.Add(1)
+	x.id = strconv.FormatUint(num, 10)
+	x.created = x.arrived.Unix()
+	if g.chat && s.p.Chat.PerRequestMs > 0 {
+		if !sleep(ctx, ms(s.p.Chat.PerRequestMs)) {
+			return
+		}
+	}
+	key := requestKey(s.p.Seed, g.prompt, g.temperature, g.seed, s.fresh)
+	length := g.maxTokens
+	if !g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS {
+		length = outputLength(key, s.p.EOSProbability, g.maxTokens)
+	}
+	length = max(length, min(g.minTokens, g.maxTokens))
+	st, err := s.eng.Submit(Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length})
+	if err != nil {
+		openAIError(w, 503, err.Error())
+		return
+	}
+	tr := s.trace.begin(num, g.route, g.promptTokens, g.maxTokens, x.arrived)
+	status := "cancelled"
+	defer func() { s.trace.end(tr, st, status) }()
+
+	// Faults that strike mid-stream pick the chunk they strike at.
+	strikeAt := -1
+	var strike string
+	for _, c := range []struct {
+		name string
+		rate float64
+	}{{"reset", fault.Reset}, {"stall", fault.Stall}, {"malformed", fault.Malformed}, {"truncate", fault.Truncate}} {
+		if s.chance(c.rate) {
+			strike = c.name
+			strikeAt = s.intn(max(min(g.maxTokens, length), 1))
+			break
+		}
+	}
+	if s.chance(fault.SlowHeaders) && !sleep(ctx, secs(fault.SlowHeadersS)) {
+		s.eng.Cancel(st)
+		return
+	}
+
+	gen := newTextGen(key)
+	var evs []Event
+	var buf []byte
+	if g.stream {
+		w.Header().Set("Content-Type", f.contentType())
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(200)
+		buf = f.begin(buf[:0], x)
+		if len(buf) > 0 {
+			w.Write(buf)
+		}
+		http.NewResponseController(w).Flush()
+	}
+	flusher := http.NewResponseController(w)
+	chunks := 0
+	for {
+		select {
+		case <-st.Ready():
+		case <-ctx.Done():
+			s.eng.Cancel(st)
+			return
+		}
+		evs = st.Take(evs[:0])
+		for _, ev := range evs {
+			start := len(x.text)
+			nids := len(x.ids)
+			x.text, x.ids = gen.next(x.text, x.ids, ev.Tokens)
+			if !g.stream {
+				if ev.Done {
+					s.observe(x, ev)
+					writeJSON(w, 200, f.whole(x, ev))
+					tr.chunk(time.Now(), ev.Total)
+					status = "ok"
+					return
+				}
+				continue
+			}
+			if g.chat && s.p.Chat.PerChunkMs > 0 && !sleep(ctx, ms(s.p.Chat.PerChunkMs)) {
+				s.eng.Cancel(st)
+				return
+			}
+			if chunks == strikeAt {
+				switch strike {
+				case "reset":
+					s.eng.Cancel(st)
+					status = "fault: reset"
+					panic(http.ErrAbortHandler) // the server drops the connection
+				case "stall":
+					status = "fault: stall"
+					if !sleep(ctx, secs(fault.StallS)) {
+						s.eng.Cancel(st)
+						return
+					}
+				case "malformed":
+					w.Write([]byte("data: {\"choices\": [{\"text\": \n\n"))
+				case "truncate":
+					s.eng.Cancel(st)
+					status = "fault: truncate"
+					return
+				}
+			}
+			chunks++
+			buf = f.event(buf[:0], x, ev, x.text[start:], x.ids[nids:])
+			if ev.Done {
+				s.observe(x, ev)
+				buf = f.end(buf, x, ev)
+			}
+			w.Write(buf)
+			flusher.Flush()
+			now := time.Now()
+			if x.first.IsZero() && ev.Tokens > 0 {
+				x.first = now
+			}
+			tr.chunk(now, ev.Tokens)
+			if ev.Done {
+				if status == "cancelled" {
+					status = "ok"
+				}
+				return
+			}
+		}
+	}
+}
+
+// observe feeds the latency histograms of /metrics.
+func (s *Server) observe(x *exchange, ev Event) {
+	if x.first.IsZero() {
+		x.first = time.Now()
+	}
+	s.hist.ttft.observe(x.first.Sub(x.arrived).Seconds())
+	if ev.Total > 1 {
+		s.hist.itl.observe(time.Since(x.first).Seconds() / float64(ev.Total-1))
+	}
+	s.hist.e2e.observe(time.Since(x.arrived).Seconds())
+}
+
+func (s *Server) faultFor(route string) Fault {
+	if f, ok := s.p.Faults[route]; ok {
+		return f
+	}
+	return s.p.Faults["*"]
+}
+
+func ms(v float64) time.Duration   { return time.Duration(v * float64(time.Millisecond)) }
+func secs(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+// sleep waits d or until ctx is done; it reports whether d passed.
+func sleep(ctx interface{ Done() <-chan struct{} }, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

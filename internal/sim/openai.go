@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+type openAIRequest struct {
+	Model               string          `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	IgnoreEOS   bool     `json:"ignore_eos"`
+	MinTokens   int      `json:"min_tokens"`
+	Temperature *float64 `json:"temperature"`
+	Seed        *int64   `json:"seed"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns a message's content, a string or a list of text parts.
+func (m chatMessage) text() (string, error) {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", fmt.Errorf("content is neither a string nor a list of parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+		b.WriteByte(' ')
+	}
+	return b.String(), nil
+}
+
+// parsePrompt accepts a string, a one-element list of strings, or token ids.
+func parsePrompt(raw json.RawMessage) (text string, tokens int, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", 0, fmt.Errorf("prompt is required")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, countTokens(s), nil
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		if len(list) != 1 {
+			return "", 0, fmt.Errorf("exactly one prompt per request is supported, got %d", len(list))
+		}
+		return list[0], countTokens(list[0]), nil
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil {
+		return fmt.Sprint(ids), len(ids), nil
+	}
+	return "", 0, fmt.Errorf("prompt must be a string, a list of one string, or token ids")
+}
+
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<20))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decoding the request body: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) (*gen, bool) {
+	var req openAIRequest
+	if err := decodeBody(r, &req); err != nil {
+		openAIError(w, 400, err.Error())
+		return nil, false
+	}
+	if req.Model != "" && req.Model != s.p.Model {
+		openAIError(w, 404, fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return nil, false
+	}
+	g := &gen{route: r.URL.Path, stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 1, chat: chat, minTokens: req.MinTokens}
+	if chat {
+		if len(req.Messages) == 0 {
+			openAIError(w, 400, "messages is required")
+			return nil, false
+		}
+		var b strings.Builder
+		g.promptTokens = 3 // the template's assistant header
+		for i, m := range req.Messages {
+			t, err := m.text()
+			if err != nil {
+				openAIError(w, 400, fmt.Sprintf("messages[%d]: %v", i, err))
+				return nil, false
+			}
+			g.promptTokens += 4 + countTokens(t)
+			b.WriteString(m.Role)
+			b.WriteByte(':')
+			b.WriteString(t)
+			b.WriteByte('\n')
+		}
+		g.prompt = b.String()
+	} else {
+		var err error
+		if g.prompt, g.promptTokens, err = parsePrompt(req.Prompt); err != nil {
+			openAIError(w, 400, err.Error())
+			return nil, false
+		}
+	}
+	switch {
+	case req.MaxCompletionTokens != nil:
+		g.maxTokens = *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		g.maxTokens = *req.MaxTokens
+	case chat:
+		g.maxTokens = max(s.p.ContextLength-g.promptTokens, 0)
+	default:
+		g.maxTokens = 16
+	}
+	if req.Temperature != nil {
+		g.temperature = *req.Temperature
+	}
+	if req.Seed != nil {
+		g.seed = *req.Seed
+	}
+	if o := req.StreamOptions; o != nil && !s.p.Wire.OmitUsage {
+		g.includeUsage, g.continuous = o.IncludeUsage, o.ContinuousUsageStats
+	}
+	if req.MinTokens > 0 && req.MinTokens > g.maxTokens {
+		openAIError(w, 400, "min_tokens must not exceed max_tokens")
+		return nil, false
+	}
+	return g, true
+}
+
+func (s *Server) openAICompletions(w http.ResponseWriter, r *http.Request) {
+	if g, ok := s.parseOpenAI(w, r, false); ok {
+		s.serve(w, r, g, &openAIFormat{s: s})
+	}
+}
+
+func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
+	if g, ok := s.parseOpenAI(w, r, true); ok {
+		s.serve(w, r, g, &openAIFormat{s: s, chat: true})
+	}
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type openAIChunk struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []openAIChoice `json:"choices"`
+	Usage   *usage         `json:"usage,omitempty"`
+}
+
+type openAIChoice struct {
+	Index        int          `json:"index"`
+	Text         *string      `json:"text,omitempty"`
+	Delta        *chatDelta   `json:"delta,omitempty"`
+	Message      *chatDelta   `json:"message,omitempty"`
+	Logprobs     any          `json:"logprobs"`
+	FinishReason *string      `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content"`
+}
+
+type openAIFormat struct {
+	s    *Server
+	chat bool
+}
+
+func (f *openAIFormat) contentType() string { return "text/event-stream" }
+
+func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion int, withUsage bool) openAIChunk {
+	c := openAIChunk{Created: x.created, Model: f.s.p.Model}
+	ch := openAIChoice{}
+	if f.chat {
+		c.ID, c.Object = "chatcmpl-"+x.id, "chat.completion.chunk"
+		ch.Delta = &chatDelta{Content: &text}
+	} else {
+		c.ID, c.Object = "cmpl-"+x.id, "text_completion"
+		ch.Text = &text
+	}
+	if finish != "" {
+		ch.FinishReason = &finish
+	}
+	c.Choices = []openAIChoice{ch}
+	if withUsage {
+		c.Usage = &usage{x.g.promptTokens, completion, x.g.promptTokens + completion}
+	}
+	return c
+}
+
+func sse(b []byte, v any) []byte {
+	j, _ := json.Marshal(v)
+	b = append(b, "data: "...)
+	b = append(b, j...)
+	return append(b, '\n', '\n')
+}
+
+func (f *openAIFormat) begin(b []byte, x *exchange) []byte {
+	if !f.chat {
+		return b
+	}
+	c := f.chunk(x, "", "", 0, x.g.continuous)
+	c.Choices[0].Delta.Role = "assistant"
+	return sse(b, c)
+}
+
+func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []int) []byte {
+	return sse(b, f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous))
+}
+
+func (f *openAIFormat) end(b []byte, x *exchange, ev Event) []byte {
+	if x.g.includeUsage {
+		c := f.chunk(x, "", "", ev.Total, true)
+		c.Choices = []openAIChoice{}
+		b = sse(b, c)
+	}
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+func (f *openAIFormat) whole(x *exchange, ev Event) any {
+	text := string(x.text)
+	c := f.chunk(x, text, ev.Finish, ev.Total, !f.s.p.Wire.OmitUsage)
+	if f.chat {
+		c.Object = "chat.completion"
+		c.Choices[0].Message = &chatDelta{Role: "assistant", Content: &text}
+		c.Choices[0].Delta = nil
+	}
+	return c
+}
+
+func (f *openAIFormat) fail(b []byte, msg string) []byte {
+	return sse(b, map[string]any{"error": map[string]any{"message": msg, "type": "InternalServerError", "code": 500}})
+}

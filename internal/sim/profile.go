@@ -1,0 +1,384 @@
+package sim
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Profile describes a simulated deployment: its identity, scheduler limits,
+// performance model, wire quirks and faults. Profiles are YAML; the built-in
+// ones are embedded from profiles/*.yaml.
+type Profile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Engine is the server imitated: sglang, vllm, tgi, llamacpp or ollama.
+	// It decides the identity routes and the /metrics names.
+	Engine        string  `yaml:"engine"`
+	Version       string  `yaml:"version"`
+	Model         string  `yaml:"model"`
+	ContextLength int     `yaml:"context_length"`
+	GPUs          int     `yaml:"gpus"`
+	GPU           string  `yaml:"gpu"`
+	LoadS         float64 `yaml:"load_s"` // /health answers 503 this long after start
+
+	MaxRunning     int `yaml:"max_running"`     // running requests at most
+	KVTokens       int `yaml:"kv_tokens"`       // KV pool, in tokens
+	ChunkedPrefill int `yaml:"chunked_prefill"` // tokens per step (decodes + prefill)
+	StreamInterval int `yaml:"stream_interval"` // decode steps per chunk
+	MaxConcurrent  int `yaml:"max_concurrent"`  // TGI-style 429 past this many open requests; 0: none
+
+	Decode  Decode  `yaml:"decode"`
+	Prefill Prefill `yaml:"prefill"`
+	Spec    *Spec   `yaml:"speculative"`
+	Chat    Chat    `yaml:"chat"`
+	// EOSProbability is the chance, per generated token, that the model ends
+	// the output when ignore_eos is off.
+	EOSProbability float64 `yaml:"eos_probability"`
+	// Jitter is the relative standard deviation of each step's time.
+	Jitter float64 `yaml:"jitter"`
+	Seed   int64   `yaml:"seed"`
+	Wire   Wire    `yaml:"wire"`
+	// Faults by route path ("/v1/completions") or "*" for every generation route.
+	Faults map[string]Fault `yaml:"faults"`
+}
+
+// Decode gives the time of one decode step against the batch size, as a
+// measured table, a line a + c·B, or a roofline model. Exactly one is set.
+type Decode struct {
+	Table    []StepPoint `yaml:"table"`
+	Linear   *Linear     `yaml:"linear"`
+	Roofline *Roofline   `yaml:"roofline"`
+	// FixedMs is added to every step (scheduler and launch overhead).
+	FixedMs float64 `yaml:"fixed_ms"`
+}
+
+// StepPoint is one measured decode step time.
+type StepPoint struct {
+	Batch  int     `yaml:"batch"`
+	StepMs float64 `yaml:"step_ms"`
+}
+
+// Linear is t_step = a + c·B.
+type Linear struct {
+	AMs float64 `yaml:"a_ms"`
+	CMs float64 `yaml:"c_ms"`
+}
+
+// Roofline derives step times from hardware and model sizes (SIMULATOR.md).
+type Roofline struct {
+	BandwidthGBs   float64 `yaml:"bandwidth_gb_s"` // HBM per GPU
+	TFLOPS         float64 `yaml:"tflops"`         // dense, per GPU, at the weights' precision
+	EffBandwidth   float64 `yaml:"eff_bandwidth"`  // η_bw
+	EffFLOPS       float64 `yaml:"eff_flops"`      // η_f
+	ActiveParamsB  float64 `yaml:"active_params_b"`
+	WeightsGB      float64 `yaml:"weights_gb"`        // dense weights read every step (all of them for a dense model)
+	KVBytesPerTok  float64 `yaml:"kv_bytes_per_token"` // κ
+	Layers         int     `yaml:"layers"`
+	DModel         int     `yaml:"d_model"`
+	AllreduceUs    float64 `yaml:"allreduce_us"` // α per all-reduce; only with gpus > 1
+	LinkGBs        float64 `yaml:"link_gb_s"`
+	MoE            *MoE    `yaml:"moe"`
+}
+
+// MoE adds the experts a batch touches to the weights read per step.
+type MoE struct {
+	Experts    int     `yaml:"experts"`
+	TopK       int     `yaml:"top_k"`
+	Layers     int     `yaml:"layers"`
+	ExpertMB   float64 `yaml:"expert_mb"`
+}
+
+// Prefill is the cost of prompt tokens.
+type Prefill struct {
+	FixedMs    float64 `yaml:"fixed_ms"`
+	PerTokenUs float64 `yaml:"per_token_us"` // 0 with a roofline: derived from FLOPs
+}
+
+// Spec is speculative decoding: k drafts verified per step, each accepted
+// with probability Acceptance while the previous ones were.
+type Spec struct {
+	Method     string  `yaml:"method"`
+	Drafts     int     `yaml:"drafts"`
+	Acceptance float64 `yaml:"acceptance"`
+	DraftMs    float64 `yaml:"draft_ms"`
+}
+
+// Chat is the chat route's own cost: templating and tokenization per
+// request, framing and detokenization per chunk.
+type Chat struct {
+	PerRequestMs float64 `yaml:"per_request_ms"`
+	PerChunkMs   float64 `yaml:"per_chunk_ms"`
+}
+
+// Wire holds protocol quirks.
+type Wire struct {
+	// OmitUsage never sends usage or cumulative counts (a server that does not
+	// support stream_options), so the client has to count chunks.
+	OmitUsage bool `yaml:"omit_usage"`
+	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
+	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
+}
+
+// Fault is injected misbehaviour on a route; rates are per request.
+type Fault struct {
+	HTTP500       float64 `yaml:"http_500"`
+	HTTP503       float64 `yaml:"http_503"`
+	HTTP429       float64 `yaml:"http_429"`
+	Reset         float64 `yaml:"reset"`           // connection reset mid-stream
+	Stall         float64 `yaml:"stall"`           // stop sending mid-stream for StallS
+	StallS        float64 `yaml:"stall_s"`
+	Malformed     float64 `yaml:"malformed"`       // one chunk of broken JSON
+	Truncate      float64 `yaml:"truncate"`        // end without finish or [DONE]
+	SlowHeaders   float64 `yaml:"slow_headers"`    // delay the response headers by SlowHeadersS
+	SlowHeadersS  float64 `yaml:"slow_headers_s"`
+}
+
+//go:embed profiles/*.yaml
+var builtin embed.FS
+
+// Profiles lists the built-in profiles, sorted by name.
+func Profiles() []*Profile {
+	entries, err := builtin.ReadDir("profiles")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var out []*Profile
+	for _, e := range entries {
+		data, err := builtin.ReadFile(path.Join("profiles", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		p, err := ParseProfile(e.Name(), data)
+		if err != nil {
+			panic(fmt.Sprintf("built-in profile: %v", err)) // a test loads each one
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// aliases are other names the built-in profiles answer to.
+var aliases = map[string]string{
+	"seed":                "seed-qwen3.5-397b-8x-rtxpro6000",
+	"seed-mtp":            "seed-qwen3.5-397b-8x-rtxpro6000-mtp",
+	"llama-3.1-8b-h100":   "llama-3.1-8b-1xh100",
+	"llama-3.1-8b-1xh100": "llama-3.1-8b-1xh100",
+}
+
+// LoadProfile finds a built-in profile by name or alias, or reads a YAML
+// file when name ends in .yaml or .yml or contains a path separator.
+func LoadProfile(name string) (*Profile, error) {
+	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.ContainsRune(name, os.PathSeparator) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("reading profile: %w", err)
+		}
+		return ParseProfile(name, data)
+	}
+	want := name
+	if a, ok := aliases[name]; ok {
+		want = a
+	}
+	var names []string
+	for _, p := range Profiles() {
+		if p.Name == want {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return nil, fmt.Errorf("unknown simulator profile %q (built in: seed, seed-mtp, %s; or a .yaml file)", name, strings.Join(names, ", "))
+}
+
+// ParseProfile decodes and validates a profile. Errors name the file, the
+// line and the field.
+func ParseProfile(file string, data []byte) (*Profile, error) {
+	p := &Profile{}
+	if err := yaml.UnmarshalWithOptions(data, p, yaml.Strict()); err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) && ye.GetToken() != nil {
+			pos := ye.GetToken().Position
+			return nil, fmt.Errorf("%s:%d:%d: %s", file, pos.Line, pos.Column, ye.GetMessage())
+		}
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if err := p.fill(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("%s:%d: %s: %s", file, lineOf(data, fe.field), fe.field, fe.msg)
+		}
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return p, nil
+}
+
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func bad(field, format string, args ...any) error {
+	return &fieldError{field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+// lineOf finds the line of a dotted field path in the YAML source, or of
+// its nearest existing parent; 1 if none is found.
+func lineOf(data []byte, field string) int {
+	parts := strings.Split(field, ".")
+	for n := len(parts); n > 0; n-- {
+		expr := "$"
+		for _, part := range parts[:n] {
+			if i := strings.IndexByte(part, '['); i >= 0 {
+				expr += "." + part[:i] + part[i:]
+			} else {
+				expr += "." + part
+			}
+		}
+		pth, err := yaml.PathString(expr)
+		if err != nil {
+			continue
+		}
+		node, err := pth.ReadNode(bytes.NewReader(data))
+		if err == nil && node != nil && node.GetToken() != nil {
+			return node.GetToken().Position.Line
+		}
+	}
+	return 1
+}
+
+// fill sets defaults and checks every field a run depends on.
+func (p *Profile) fill() error {
+	if p.Name == "" {
+		return bad("name", "is required")
+	}
+	switch p.Engine {
+	case "":
+		p.Engine = "vllm"
+	case "sglang", "vllm", "tgi", "llamacpp", "ollama":
+	default:
+		return bad("engine", "%q is not one of sglang, vllm, tgi, llamacpp, ollama", p.Engine)
+	}
+	if p.Model == "" {
+		p.Model = p.Name
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&p.ContextLength, 32768)
+	def(&p.GPUs, 1)
+	def(&p.MaxRunning, 256)
+	def(&p.KVTokens, 1<<20)
+	def(&p.ChunkedPrefill, 8192)
+	def(&p.StreamInterval, 1)
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"context_length", p.ContextLength}, {"gpus", p.GPUs}, {"max_running", p.MaxRunning}, {"kv_tokens", p.KVTokens}, {"chunked_prefill", p.ChunkedPrefill}, {"stream_interval", p.StreamInterval}} {
+		if c.v < 0 {
+			return bad(c.name, "must be positive, got %d", c.v)
+		}
+	}
+	if p.MaxConcurrent < 0 {
+		return bad("max_concurrent", "must not be negative")
+	}
+	if p.LoadS < 0 {
+		return bad("load_s", "must not be negative")
+	}
+	n := 0
+	if len(p.Decode.Table) > 0 {
+		n++
+		prev := 0
+		for i, pt := range p.Decode.Table {
+			f := fmt.Sprintf("decode.table[%d]", i)
+			if pt.Batch <= prev {
+				return bad(f+".batch", "batches must be positive and increasing, got %d after %d", pt.Batch, prev)
+			}
+			if !(pt.StepMs > 0) || math.IsInf(pt.StepMs, 0) {
+				return bad(f+".step_ms", "must be positive, got %v", pt.StepMs)
+			}
+			prev = pt.Batch
+		}
+	}
+	if l := p.Decode.Linear; l != nil {
+		n++
+		if !(l.AMs > 0) || l.CMs < 0 || math.IsInf(l.AMs+l.CMs, 0) {
+			return bad("decode.linear", "needs a_ms > 0 and c_ms >= 0")
+		}
+	}
+	if r := p.Decode.Roofline; r != nil {
+		n++
+		if err := r.check(); err != nil {
+			return err
+		}
+	}
+	if n != 1 {
+		return bad("decode", "give exactly one of table, linear or roofline (got %d)", n)
+	}
+	if p.Decode.FixedMs < 0 || p.Prefill.FixedMs < 0 || p.Prefill.PerTokenUs < 0 {
+		return bad("prefill", "times must not be negative")
+	}
+	if p.Prefill.PerTokenUs == 0 && p.Decode.Roofline == nil {
+		return bad("prefill.per_token_us", "is required unless decode is a roofline")
+	}
+	if s := p.Spec; s != nil {
+		if s.Drafts < 1 || s.Drafts > 16 {
+			return bad("speculative.drafts", "must be 1..16, got %d", s.Drafts)
+		}
+		if !(s.Acceptance >= 0 && s.Acceptance < 1) {
+			return bad("speculative.acceptance", "must be in [0, 1), got %v", s.Acceptance)
+		}
+		if s.DraftMs < 0 {
+			return bad("speculative.draft_ms", "must not be negative")
+		}
+	}
+	if p.Chat.PerChunkMs < 0 || p.Chat.PerRequestMs < 0 {
+		return bad("chat", "overheads must not be negative")
+	}
+	if !(p.EOSProbability >= 0 && p.EOSProbability < 1) {
+		return bad("eos_probability", "must be in [0, 1), got %v", p.EOSProbability)
+	}
+	if !(p.Jitter >= 0 && p.Jitter < 0.5) {
+		return bad("jitter", "must be in [0, 0.5), got %v", p.Jitter)
+	}
+	for route, f := range p.Faults {
+		for name, r := range map[string]float64{"http_500": f.HTTP500, "http_503": f.HTTP503, "http_429": f.HTTP429, "reset": f.Reset, "stall": f.Stall, "malformed": f.Malformed, "truncate": f.Truncate, "slow_headers": f.SlowHeaders} {
+			if !(r >= 0 && r <= 1) {
+				return bad("faults."+route+"."+name, "is a rate per request in [0, 1], got %v", r)
+			}
+		}
+		if f.StallS < 0 || f.SlowHeadersS < 0 {
+			return bad("faults."+route, "durations must not be negative")
+		}
+	}
+	return nil
+}
+
+func (r *Roofline) check() error {
+	for name, v := range map[string]float64{"bandwidth_gb_s": r.BandwidthGBs, "tflops": r.TFLOPS, "eff_bandwidth": r.EffBandwidth, "eff_flops": r.EffFLOPS, "active_params_b": r.ActiveParamsB, "weights_gb": r.WeightsGB} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return bad("decode.roofline."+name, "must be positive, got %v", v)
+		}
+	}
+	if r.EffBandwidth > 1 || r.EffFLOPS > 1 {
+		return bad("decode.roofline", "efficiencies are fractions in (0, 1]")
+	}
+	if r.KVBytesPerTok < 0 || r.AllreduceUs < 0 || r.LinkGBs < 0 || r.Layers < 0 || r.DModel < 0 {
+		return bad("decode.roofline", "sizes must not be negative")
+	}
+	if m := r.MoE; m != nil {
+		if m.Experts < 1 || m.TopK < 1 || m.TopK > m.Experts || m.Layers < 1 || !(m.ExpertMB > 0) {
+			return bad("decode.roofline.moe", "needs experts >= top_k >= 1, layers >= 1, expert_mb > 0")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options tune a Server beyond its profile.
+type Options struct {
+	// NoTrace keeps no ground truth (for measuring the simulator's own speed).
+	NoTrace bool
+	// TraceLimit is how many finished requests the trace keeps (default 100,000).
+	TraceLimit int
+}
+
+// Server is the simulated inference server: the engine plus every route.
+type Server struct {
+	p      *Profile
+	eng    *Engine
+	start  time.Time
+	mux    *http.ServeMux
+	open   atomic.Int64
+	ids    atomic.Uint64
+	trace  *tracer
+	hist   *histograms
+	rngMu  sync.Mutex
+	rng    *rand.Rand
+}
+
+// New makes a server for a profile. Run its engine with Run (Serve does).
+func New(p *Profile, opt Options) *Server {
+	s := &Server{
+		p:     p,
+		eng:   NewEngine(p),
+		start: time.Now(),
+		mux:   http.NewServeMux(),
+		hist:  newHistograms(),
+		rng:   rand.New(rand.NewPCG(uint64(p.Seed), 0xfa17)),
+	}
+	if !opt.NoTrace {
+		s.trace = newTracer(opt.TraceLimit)
+	}
+	s.routes()
+	return s
+}
+
+// Profile is the server's profile.
+func (s *Server) Profile() *Profile { return s.p }
+
+// Engine is the server's scheduler.
+func (s *Server) Engine() *Engine { return s.eng }
+
+// Handler serves every route.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Run runs the engine until ctx is done.
+func (s *Server) Run(ctx context.Context) { s.eng.Run(ctx) }
+
+// Trace returns the ground truth of the finished requests, oldest first.
+func (s *Server) Trace() []TraceRequest {
+	if s.trace == nil {
+		return nil
+	}
+	return s.trace.finished()
+}
+
+// ResetTrace forgets the finished requests.
+func (s *Server) ResetTrace() {
+	if s.trace != nil {
+		s.trace.reset()
+	}
+}
+
+// Serve runs the engine and serves HTTP/1.1 and cleartext HTTP/2 on ln until
+// ctx is done, then closes every connection.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: s.mux, Protocols: protocols, ReadHeaderTimeout: 30 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.eng.Run(ctx) }()
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		hs.Close()
+	}()
+	err := hs.Serve(ln)
+	cancel()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Start listens on addr (host:port, port 0 for any) and serves in the
+// background. The returned stop function ends the server and waits for it.
+func Start(ctx context.Context, p *Profile, addr string, opt Options) (srv *Server, url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("simulator: listening on %s: %w", addr, err)
+	}
+	srv = New(p, opt)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ctx, ln)
+	}()
+	return srv, "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
+}
+
+func (s *Server) loading() bool {
+	return time.Since(s.start) < time.Duration(s.p.LoadS*float64(time.Second))
+}
+
+func (s *Server) fresh() uint64 {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Uint64()
+}
+
+func (s *Server) chance(rate float64) bool {
+	if rate <= 0 {
+		return false
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64() < rate
+}
+
+func (s *Server) intn(n int) int {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.IntN(n)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+}
+
+func openAIError(w http.ResponseWriter, code int, msg string) {
+	typ := map[int]string{400: "BadRequestError", 404: "NotFoundError", 429: "RateLimitError", 500: "InternalServerError", 503: "ServiceUnavailableError"}[code]
+	writeJSON(w, code, map[string]any{"object": "error", "error": map[string]any{"message": msg, "type": typ, "code": code}})
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /health", s.health)
+	m.HandleFunc("GET /v1/models", s.models)
+	m.HandleFunc("POST /v1/completions", s.openAICompletions)
+	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
+	m.HandleFunc("POST /generate", s.generateRoute) // SGLang, or TGI by body
+	m.HandleFunc("POST /generate_stream", s.tgiStream)
+	m.HandleFunc("POST /completion", s.llamaCompletion)
+	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
+	m.HandleFunc("POST /api/chat", s.ollamaChat)
+	m.HandleFunc("GET /metrics", s.metrics)
+	m.HandleFunc("GET /sim/trace", s.traceRoute)
+	m.HandleFunc("DELETE /sim/trace", func(w http.ResponseWriter, r *http.Request) { s.ResetTrace(); w.WriteHeader(http.StatusNoContent) })
+	switch s.p.Engine {
+	case "sglang":
+		m.HandleFunc("GET /health_generate", s.healthGenerate)
+		m.HandleFunc("GET /get_model_info", s.sglangModelInfo)
+		m.HandleFunc("GET /server_info", s.sglangServerInfo)
+	case "vllm":
+		m.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]any{"version": s.version("0.11.0")})
+		})
+	case "tgi":
+		m.HandleFunc("GET /info", s.tgiInfo)
+	case "llamacpp":
+		m.HandleFunc("GET /props", s.llamaProps)
+	case "ollama":
+		m.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]any{"version": s.version("0.17.4")})
+		})
+	}
+}
+
+func (s *Server) version(def string) string {
+	if s.p.Version != "" {
+		return s.p.Version
+	}
+	return def
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		writeJSON(w, 503, map[string]any{"error": map[string]any{"code": 503, "message": "Loading model", "type": "unavailable_error"}})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"status": "ok"})
+}
+
+func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		w.WriteHeader(503)
+		return
+	}
+	st, err := s.eng.Submit(Job{PromptTokens: 1, MaxTokens: 1, Length: 1})
+	if err != nil {
+		w.WriteHeader(503)
+		return
+	}
+	for {
+		select {
+		case <-st.Ready():
+			for _, ev := range st.Take(nil) {
+				if ev.Done {
+					w.WriteHeader(200)
+					return
+				}
+			}
+		case <-r.Context().Done():
+			s.eng.Cancel(st)
+			return
+		}
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{
+		"id": s.p.Model, "object": "model", "created": s.start.Unix(), "owned_by": s.p.Engine, "max_model_len": s.p.ContextLength,
+	}}})
+}
+
+func (s *Server) sglangModelInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"model_path": s.p.Model, "tokenizer_path": s.p.Model, "is_generation": true})
+}
+
+func (s *Server) sglangServerInfo(w http.ResponseWriter, r *http.Request) {
+	spec := any(nil)
+	if s.p.Spec != nil {
+		spec = s.p.Spec.Method
+	}
+	writeJSON(w, 200, map[string]any{
+		"version": s.version("0.5.5"), "model_path": s.p.Model, "tp_size": s.p.GPUs,
+		"max_running_requests": s.p.MaxRunning, "chunked_prefill_size": s.p.ChunkedPrefill,
+		"stream_interval": s.p.StreamInterval, "speculative_algorithm": spec, "context_length": s.p.ContextLength,
+		"max_total_num_tokens": s.p.KVTokens, "simulated": true, "sim_profile": s.p.Name,
+	})
+}
+
+func (s *Server) tgiInfo(w http.ResponseWriter, r *http.Request) {
+	maxC := s.p.MaxConcurrent
+	if maxC == 0 {
+		maxC = 128
+	}
+	writeJSON(w, 200, map[string]any{
+		"model_id": s.p.Model, "max_concurrent_requests": maxC, "max_input_tokens": s.p.ContextLength - 1,
+		"max_total_tokens": s.p.ContextLength, "version": s.version("3.3.6"), "router": "text-generation-router",
+	})
+}
+
+func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": s.p.ContextLength},
+		"total_slots":                 s.p.MaxRunning, "model_path": s.p.Model, "build_info": "b" + s.version("10573"),
+	})
+}
+
+func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": s.Trace()})
+}
