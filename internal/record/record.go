@@ -81,8 +81,8 @@ type Chunk struct {
 // are since the run's start; Unset means the event did not happen.
 type Record struct {
 	ID          int
-	Stage       int  // index of the stage (concurrency level or rate) it belongs to
-	Concurrency int  // the stage's target concurrency (0 for uncapped open loop)
+	Stage       int // index of the stage (concurrency level or rate) it belongs to
+	Concurrency int // the stage's target concurrency (0 for uncapped open loop)
 	Rate        float64
 	Warmup      bool // excluded from every figure
 

@@ -4,12 +4,12 @@ package record
 // header so any figure can be traced back to what produced it. It never
 // holds credentials.
 type Setup struct {
-	Command   string   `json:"command"`              // run or sweep
-	URL       string   `json:"url"`                  // without credentials
-	Simulated bool     `json:"simulated"`            // the embedded simulator was the target
+	Command   string   `json:"command"`               // run or sweep
+	URL       string   `json:"url"`                   // without credentials
+	Simulated bool     `json:"simulated"`             // the embedded simulator was the target
 	Profile   string   `json:"sim_profile,omitempty"` // its profile
-	Endpoint  string   `json:"endpoint"`             // generate, completions or chat
-	Route     string   `json:"route"`                // the HTTP path used
+	Endpoint  string   `json:"endpoint"`              // generate, completions or chat
+	Route     string   `json:"route"`                 // the HTTP path used
 	Model     string   `json:"model"`
 	Server    Server   `json:"server"`
 	Workload  Workload `json:"workload"`
@@ -27,9 +27,9 @@ type Server struct {
 
 // Workload is what each request asks for.
 type Workload struct {
-	InputTokens  int  `json:"input_tokens"`
-	OutputTokens int  `json:"output_tokens"`
-	IgnoreEOS    bool `json:"ignore_eos"`
+	InputTokens  int   `json:"input_tokens"`
+	OutputTokens int   `json:"output_tokens"`
+	IgnoreEOS    bool  `json:"ignore_eos"`
 	Seed         int64 `json:"seed"`
 }
 

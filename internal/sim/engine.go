@@ -83,11 +83,11 @@ type Engine struct {
 	rng    *rand.Rand // engine goroutine only
 
 	// Gauges and counters for /metrics.
-	Running, Waiting, KVUsed          atomic.Int64
-	PromptTotal, GenTotal, Finished   atomic.Int64
-	SpecDrafts, SpecDraftTokens       atomic.Int64
-	SpecAccepted                      atomic.Int64
-	lastStepTokens, lastStepNanos     atomic.Int64
+	Running, Waiting, KVUsed        atomic.Int64
+	PromptTotal, GenTotal, Finished atomic.Int64
+	SpecDrafts, SpecDraftTokens     atomic.Int64
+	SpecAccepted                    atomic.Int64
+	lastStepTokens, lastStepNanos   atomic.Int64
 }
 
 // ErrStopped is returned by Submit once the engine's Run has returned.

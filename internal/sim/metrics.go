@@ -9,11 +9,11 @@ import (
 )
 
 type histogram struct {
-	mu      sync.Mutex
-	bounds  []float64
-	counts  []uint64
-	sum     float64
-	n       uint64
+	mu     sync.Mutex
+	bounds []float64
+	counts []uint64
+	sum    float64
+	n      uint64
 }
 
 func newHistogram(bounds ...float64) *histogram {

@@ -89,7 +89,7 @@ type sglangEvent struct {
 
 type sglangFormat struct{ s *Server }
 
-func (f *sglangFormat) contentType() string            { return "text/event-stream" }
+func (f *sglangFormat) contentType() string                { return "text/event-stream" }
 func (f *sglangFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func (f *sglangFormat) obj(x *exchange, ev Event) sglangEvent {
@@ -183,7 +183,7 @@ type tgiEvent struct {
 
 type tgiFormat struct{ details bool }
 
-func (f *tgiFormat) contentType() string            { return "text/event-stream" }
+func (f *tgiFormat) contentType() string                { return "text/event-stream" }
 func (f *tgiFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func tgiFinish(ev Event) string {
@@ -265,7 +265,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 
 type llamaFormat struct{ s *Server }
 
-func (f *llamaFormat) contentType() string            { return "text/event-stream" }
+func (f *llamaFormat) contentType() string                { return "text/event-stream" }
 func (f *llamaFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func (f *llamaFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids []int) []byte {
@@ -378,7 +378,7 @@ type ollamaFormat struct {
 	chat bool
 }
 
-func (f *ollamaFormat) contentType() string            { return "application/x-ndjson" }
+func (f *ollamaFormat) contentType() string                { return "application/x-ndjson" }
 func (f *ollamaFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func (f *ollamaFormat) line(b []byte, v any) []byte {

@@ -176,12 +176,12 @@ type openAIChunk struct {
 }
 
 type openAIChoice struct {
-	Index        int          `json:"index"`
-	Text         *string      `json:"text,omitempty"`
-	Delta        *chatDelta   `json:"delta,omitempty"`
-	Message      *chatDelta   `json:"message,omitempty"`
-	Logprobs     any          `json:"logprobs"`
-	FinishReason *string      `json:"finish_reason"`
+	Index        int        `json:"index"`
+	Text         *string    `json:"text,omitempty"`
+	Delta        *chatDelta `json:"delta,omitempty"`
+	Message      *chatDelta `json:"message,omitempty"`
+	Logprobs     any        `json:"logprobs"`
+	FinishReason *string    `json:"finish_reason"`
 }
 
 type chatDelta struct {

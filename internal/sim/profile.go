@@ -75,26 +75,26 @@ type Linear struct {
 
 // Roofline derives step times from hardware and model sizes (SIMULATOR.md).
 type Roofline struct {
-	BandwidthGBs   float64 `yaml:"bandwidth_gb_s"` // HBM per GPU
-	TFLOPS         float64 `yaml:"tflops"`         // dense, per GPU, at the weights' precision
-	EffBandwidth   float64 `yaml:"eff_bandwidth"`  // η_bw
-	EffFLOPS       float64 `yaml:"eff_flops"`      // η_f
-	ActiveParamsB  float64 `yaml:"active_params_b"`
-	WeightsGB      float64 `yaml:"weights_gb"`        // dense weights read every step (all of them for a dense model)
-	KVBytesPerTok  float64 `yaml:"kv_bytes_per_token"` // κ
-	Layers         int     `yaml:"layers"`
-	DModel         int     `yaml:"d_model"`
-	AllreduceUs    float64 `yaml:"allreduce_us"` // α per all-reduce; only with gpus > 1
-	LinkGBs        float64 `yaml:"link_gb_s"`
-	MoE            *MoE    `yaml:"moe"`
+	BandwidthGBs  float64 `yaml:"bandwidth_gb_s"` // HBM per GPU
+	TFLOPS        float64 `yaml:"tflops"`         // dense, per GPU, at the weights' precision
+	EffBandwidth  float64 `yaml:"eff_bandwidth"`  // η_bw
+	EffFLOPS      float64 `yaml:"eff_flops"`      // η_f
+	ActiveParamsB float64 `yaml:"active_params_b"`
+	WeightsGB     float64 `yaml:"weights_gb"`         // dense weights read every step (all of them for a dense model)
+	KVBytesPerTok float64 `yaml:"kv_bytes_per_token"` // κ
+	Layers        int     `yaml:"layers"`
+	DModel        int     `yaml:"d_model"`
+	AllreduceUs   float64 `yaml:"allreduce_us"` // α per all-reduce; only with gpus > 1
+	LinkGBs       float64 `yaml:"link_gb_s"`
+	MoE           *MoE    `yaml:"moe"`
 }
 
 // MoE adds the experts a batch touches to the weights read per step.
 type MoE struct {
-	Experts    int     `yaml:"experts"`
-	TopK       int     `yaml:"top_k"`
-	Layers     int     `yaml:"layers"`
-	ExpertMB   float64 `yaml:"expert_mb"`
+	Experts  int     `yaml:"experts"`
+	TopK     int     `yaml:"top_k"`
+	Layers   int     `yaml:"layers"`
+	ExpertMB float64 `yaml:"expert_mb"`
 }
 
 // Prefill is the cost of prompt tokens.
@@ -130,16 +130,16 @@ type Wire struct {
 
 // Fault is injected misbehaviour on a route; rates are per request.
 type Fault struct {
-	HTTP500       float64 `yaml:"http_500"`
-	HTTP503       float64 `yaml:"http_503"`
-	HTTP429       float64 `yaml:"http_429"`
-	Reset         float64 `yaml:"reset"`           // connection reset mid-stream
-	Stall         float64 `yaml:"stall"`           // stop sending mid-stream for StallS
-	StallS        float64 `yaml:"stall_s"`
-	Malformed     float64 `yaml:"malformed"`       // one chunk of broken JSON
-	Truncate      float64 `yaml:"truncate"`        // end without finish or [DONE]
-	SlowHeaders   float64 `yaml:"slow_headers"`    // delay the response headers by SlowHeadersS
-	SlowHeadersS  float64 `yaml:"slow_headers_s"`
+	HTTP500      float64 `yaml:"http_500"`
+	HTTP503      float64 `yaml:"http_503"`
+	HTTP429      float64 `yaml:"http_429"`
+	Reset        float64 `yaml:"reset"` // connection reset mid-stream
+	Stall        float64 `yaml:"stall"` // stop sending mid-stream for StallS
+	StallS       float64 `yaml:"stall_s"`
+	Malformed    float64 `yaml:"malformed"`    // one chunk of broken JSON
+	Truncate     float64 `yaml:"truncate"`     // end without finish or [DONE]
+	SlowHeaders  float64 `yaml:"slow_headers"` // delay the response headers by SlowHeadersS
+	SlowHeadersS float64 `yaml:"slow_headers_s"`
 }
 
 //go:embed profiles/*.yaml

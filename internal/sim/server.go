@@ -23,16 +23,16 @@ type Options struct {
 
 // Server is the simulated inference server: the engine plus every route.
 type Server struct {
-	p      *Profile
-	eng    *Engine
-	start  time.Time
-	mux    *http.ServeMux
-	open   atomic.Int64
-	ids    atomic.Uint64
-	trace  *tracer
-	hist   *histograms
-	rngMu  sync.Mutex
-	rng    *rand.Rand
+	p     *Profile
+	eng   *Engine
+	start time.Time
+	mux   *http.ServeMux
+	open  atomic.Int64
+	ids   atomic.Uint64
+	trace *tracer
+	hist  *histograms
+	rngMu sync.Mutex
+	rng   *rand.Rand
 }
 
 // New makes a server for a profile. Run its engine with Run (Serve does).
