@@ -8,8 +8,13 @@
 package record
 
 import (
+	"errors"
 	"time"
 )
+
+// ErrTimeout is the cause of a request context that hit its per-request
+// deadline, so a timeout is told apart from an interrupted run.
+var ErrTimeout = errors.New("request timed out")
 
 // Unset marks a time offset that never happened (no first byte, no token).
 const Unset time.Duration = -1

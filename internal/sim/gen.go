@@ -81,10 +81,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	num := s.ids.Add(1)
 	x.id = strconv.FormatUint(num, 10)
 	x.created = x.arrived.Unix()
-	if g.chat && s.p.Chat.PerRequestMs > 0 {
-		if !sleep(ctx, ms(s.p.Chat.PerRequestMs)) {
-			return
-		}
+	overhead := s.p.RequestOverheadMs
+	if g.chat {
+		overhead += s.p.Chat.PerRequestMs
+	}
+	if !sleep(ctx, ms(overhead)) {
+		return
 	}
 	key := requestKey(s.p.Seed, g.prompt, g.temperature, g.seed, s.fresh)
 	length := g.maxTokens

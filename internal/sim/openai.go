@@ -176,12 +176,12 @@ type openAIChunk struct {
 }
 
 type openAIChoice struct {
-	Index        int        `json:"index"`
-	Text         *string    `json:"text,omitempty"`
-	Delta        *chatDelta `json:"delta,omitempty"`
-	Message      *chatDelta `json:"message,omitempty"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason *string    `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Text         *string         `json:"text,omitempty"`
+	Delta        *chatDelta      `json:"delta,omitempty"`
+	Message      *chatDelta      `json:"message,omitempty"`
+	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type chatDelta struct {
@@ -199,6 +199,9 @@ func (f *openAIFormat) contentType() string { return "text/event-stream" }
 func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion int, withUsage bool) openAIChunk {
 	c := openAIChunk{Created: x.created, Model: f.s.p.Model}
 	ch := openAIChoice{}
+	if e := f.s.p.Engine; e == "vllm" || e == "sglang" {
+		ch.Logprobs = json.RawMessage("null") // vLLM and SGLang always send it; others never do
+	}
 	if f.chat {
 		c.ID, c.Object = "chatcmpl-"+x.id, "chat.completion.chunk"
 		ch.Delta = &chatDelta{Content: &text}

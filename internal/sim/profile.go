@@ -36,6 +36,10 @@ type Profile struct {
 	StreamInterval int `yaml:"stream_interval"` // decode steps per chunk
 	MaxConcurrent  int `yaml:"max_concurrent"`  // TGI-style 429 past this many open requests; 0: none
 
+	// RequestOverheadMs is each request's own latency before it reaches the
+	// scheduler (tokenization, queueing): it delays that request only.
+	RequestOverheadMs float64 `yaml:"request_overhead_ms"`
+
 	Decode  Decode  `yaml:"decode"`
 	Prefill Prefill `yaml:"prefill"`
 	Spec    *Spec   `yaml:"speculative"`
@@ -340,6 +344,9 @@ func (p *Profile) fill() error {
 		if s.DraftMs < 0 {
 			return bad("speculative.draft_ms", "must not be negative")
 		}
+	}
+	if p.RequestOverheadMs < 0 {
+		return bad("request_overhead_ms", "must not be negative")
 	}
 	if p.Chat.PerChunkMs < 0 || p.Chat.PerRequestMs < 0 {
 		return bad("chat", "overheads must not be negative")

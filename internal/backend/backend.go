@@ -1,0 +1,183 @@
+// Package backend speaks the inference servers' wire protocols: it sends one
+// record.Request, reads the stream, and fills a record.Record with the
+// arrival of every token-carrying chunk and the token counts with their
+// source (docs/METRICS.md §1).
+//
+//	b, _ := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "m"})
+//	rec := record.New(1)
+//	b.Do(ctx, clock, req, &rec)
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// Config selects a server, a protocol and the client's transport.
+type Config struct {
+	URL      string // base URL, e.g. http://127.0.0.1:30000
+	Endpoint string // generate, completions or chat
+	Model    string
+	APIKey   string
+	// Conns is the expected number of concurrent requests (sizes the pool).
+	Conns int
+	// Dial replaces the network dialer (tests use in-memory pipes).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Backend sends requests in one protocol.
+type Backend struct {
+	cfg    Config
+	client *http.Client
+	url    string // the full URL of the generation route
+	proto  protocol
+}
+
+// protocol is one wire format: how to build the body, and how to read the
+// stream into the record.
+type protocol interface {
+	route() string
+	body(cfg *Config, req *record.Request) ([]byte, error)
+	read(body io.Reader, clock record.Clock, rec *record.Record)
+}
+
+// New makes a backend for cfg.Endpoint.
+func New(cfg Config) (*Backend, error) {
+	var p protocol
+	switch cfg.Endpoint {
+	case "completions":
+		p = &openAI{}
+	case "chat":
+		p = &openAI{chat: true}
+	case "generate":
+		p = &sglang{}
+	default:
+		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions or chat)", cfg.Endpoint)
+	}
+	return &Backend{cfg: cfg, client: NewClient(cfg.Conns, cfg.Dial), url: strings.TrimSuffix(cfg.URL, "/") + p.route(), proto: p}, nil
+}
+
+// NewClient is an HTTP client fit for measuring: no proxy, no compression,
+// a pool as large as the concurrency, and no overall timeout (which would
+// cut streams; deadlines are per request, through the context).
+func NewClient(conns int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	if conns < 1 {
+		conns = 1
+	}
+	t := &http.Transport{
+		Proxy:                 nil,
+		DisableCompression:    true,
+		MaxIdleConns:          conns + 16,
+		MaxIdleConnsPerHost:   conns + 16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0,
+		ForceAttemptHTTP2:     false,
+	}
+	if dial != nil {
+		t.DialContext = dial
+	} else {
+		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return &http.Client{Transport: t}
+}
+
+// Route is the generation route's path.
+func (b *Backend) Route() string { return b.proto.route() }
+
+// Close releases idle connections.
+func (b *Backend) Close() { b.client.CloseIdleConnections() }
+
+// Do sends req and fills rec; it never returns an error: failures are the
+// record's status.
+func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request, rec *record.Record) {
+	body, err := b.proto.body(&b.cfg, &req)
+	if err != nil {
+		rec.Sent, rec.Done = clock.Now(), clock.Now()
+		rec.Status, rec.Error = record.StatusHTTPError, err.Error()
+		return
+	}
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
+		if err != nil {
+			rec.Sent, rec.Done = clock.Now(), clock.Now()
+			rec.Status, rec.Error = record.StatusHTTPError, err.Error()
+			return
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "text/event-stream")
+		if b.cfg.APIKey != "" {
+			hr.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
+		}
+		rec.Sent = clock.Now()
+		resp, err = b.client.Do(hr)
+		if err == nil {
+			break
+		}
+		// A connection that failed before any response byte is safe to
+		// retry once on a new one (servers close idle keep-alives); the
+		// retry is counted, never hidden.
+		if attempt == 0 && ctx.Err() == nil && retryable(err) {
+			rec.Retries++
+			continue
+		}
+		rec.Done = clock.Now()
+		fail(ctx, rec, err)
+		return
+	}
+	defer resp.Body.Close()
+	rec.FirstByte = clock.Now()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusHTTPError, resp.StatusCode
+		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return
+	}
+	rec.HTTPCode = resp.StatusCode
+	b.proto.read(resp.Body, clock, rec)
+	rec.Done = clock.Now()
+	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
+		fail(ctx, rec, err)
+	}
+}
+
+func retryable(err error) bool {
+	s := err.Error()
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(s, "server closed idle connection") || strings.Contains(s, "connection reset")
+}
+
+// fail sets the status for an error that ended a request.
+func fail(ctx context.Context, rec *record.Record, err error) {
+	switch {
+	case errors.Is(context.Cause(ctx), record.ErrTimeout):
+		rec.Status, rec.Error = record.StatusTimeout, record.ErrTimeout.Error()
+	case ctx.Err() != nil:
+		rec.Status, rec.Error = record.StatusCancelled, "cancelled"
+	default:
+		rec.Status, rec.Error = record.StatusStreamError, err.Error()
+	}
+}
+
+// finish sets the final status of a stream that was read to its end.
+func finish(rec *record.Record, sawFinish bool, readErr error) {
+	switch {
+	case rec.Status != "":
+	case readErr != nil:
+		rec.Status, rec.Error = record.StatusStreamError, readErr.Error()
+	case !sawFinish:
+		rec.Status, rec.Error = record.StatusIncomplete, "stream ended before the finish"
+	default:
+		rec.Status = record.StatusOK
+	}
+}

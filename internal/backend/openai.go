@@ -1,0 +1,180 @@
+package backend
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// openAI is /v1/completions and /v1/chat/completions, streaming, asking for
+// usage and continuous usage stats.
+type openAI struct{ chat bool }
+
+func (o *openAI) route() string {
+	if o.chat {
+		return "/v1/chat/completions"
+	}
+	return "/v1/completions"
+}
+
+type openAIBody struct {
+	Model         string          `json:"model,omitempty"`
+	Prompt        string          `json:"prompt,omitempty"`
+	Messages      []openAIMessage `json:"messages,omitempty"`
+	MaxTokens     int             `json:"max_tokens"`
+	Stream        bool            `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	IgnoreEOS   bool    `json:"ignore_eos,omitempty"`
+	Temperature float64 `json:"temperature"`
+	Seed        int64   `json:"seed,omitempty"`
+}
+
+type openAIMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
+	b := openAIBody{Model: cfg.Model, MaxTokens: req.MaxTokens, Stream: true, IgnoreEOS: req.IgnoreEOS, Temperature: req.Temperature, Seed: req.Seed}
+	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, true
+	if o.chat {
+		b.Messages = []openAIMessage{{Role: "user", Content: req.Prompt}}
+	} else {
+		b.Prompt = req.Prompt
+	}
+	return json.Marshal(&b)
+}
+
+type openAIUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+type openAIChunk struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta *struct {
+			Content          *string         `json:"content"`
+			ReasoningContent *string         `json:"reasoning_content"`
+			Reasoning        *string         `json:"reasoning"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage   *openAIUsage `json:"usage"`
+	Error   *streamError `json:"error"`
+	Message string       `json:"message"` // some servers' error objects
+}
+
+type streamError struct {
+	Message string `json:"message"`
+	Code    any    `json:"code"`
+}
+
+func (e *streamError) UnmarshalJSON(b []byte) error {
+	// "error" is an object on most servers and a bare string on a few.
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		e.Message = s
+		return nil
+	}
+	type plain streamError
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
+	ev := NewEvents(body)
+	var (
+		cum        int // last cumulative completion_tokens seen per chunk
+		continuous bool
+		final      *openAIUsage
+		sawFinish  bool
+		chunks     int
+	)
+	for ev.Next() {
+		now := clock.Now()
+		data := ev.Data()
+		if string(data) == "[DONE]" {
+			break
+		}
+		var c openAIChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
+			return
+		}
+		if c.Error != nil || c.Object == "error" {
+			msg := c.Message
+			if c.Error != nil {
+				msg = c.Error.Message
+			}
+			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+msg
+			return
+		}
+		var content, reasoning, tool bool
+		for _, ch := range c.Choices {
+			if ch.Text != nil && *ch.Text != "" {
+				content = true
+			}
+			if d := ch.Delta; d != nil {
+				content = content || (d.Content != nil && *d.Content != "")
+				reasoning = reasoning || (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "")
+				tool = tool || (len(d.ToolCalls) > 0 && string(d.ToolCalls) != "null" && string(d.ToolCalls) != "[]")
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				sawFinish = true
+				rec.FinishReason = *ch.FinishReason
+			}
+		}
+		n := 0
+		if u := c.Usage; u != nil && u.CompletionTokens > 0 {
+			// Usage on a chunk that still streams is cumulative (continuous
+			// usage stats); on an empty or finishing chunk it is the final
+			// count, unless the stream was continuous all along. A zero
+			// usage is neither: some servers attach one to every chunk.
+			if len(c.Choices) > 0 && (continuous || !sawFinish) {
+				continuous = true
+				n = u.CompletionTokens - cum
+				cum = u.CompletionTokens
+			} else {
+				final = u
+			}
+			if u.PromptTokens > 0 {
+				rec.PromptTokens, rec.PromptSource = u.PromptTokens, record.SourceUsage
+			}
+			if d := u.PromptTokensDetails; d != nil {
+				rec.CachedTokens = d.CachedTokens
+			}
+		} else if content || reasoning || tool {
+			n = 1
+		}
+		if n > 0 {
+			chunks++
+			rec.AddChunk(now, n)
+			if content && rec.FirstContent == record.Unset {
+				rec.FirstContent = now
+			}
+		}
+	}
+	switch {
+	case final != nil:
+		rec.OutputTokens, rec.OutputSource = final.CompletionTokens, record.SourceUsage
+	case continuous:
+		rec.OutputTokens, rec.OutputSource = cum, record.SourceContinuous
+	default:
+		rec.OutputTokens, rec.OutputSource = rec.ChunkTokens(), record.SourceChunks
+	}
+	rec.ChunkSource = record.SourceChunks
+	if continuous {
+		rec.ChunkSource = record.SourceContinuous
+	}
+	finish(rec, sawFinish, ev.Err())
+}

@@ -1,0 +1,88 @@
+package backend
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// sglang is SGLang's native POST /generate: cumulative text and a cumulative
+// meta_info.completion_tokens in every event, so tokens per chunk are exact.
+type sglang struct{}
+
+func (sglang) route() string { return "/generate" }
+
+func (sglang) body(cfg *Config, req *record.Request) ([]byte, error) {
+	type params struct {
+		MaxNewTokens int     `json:"max_new_tokens"`
+		IgnoreEOS    bool    `json:"ignore_eos"`
+		Temperature  float64 `json:"temperature"`
+	}
+	return json.Marshal(struct {
+		Text           string `json:"text"`
+		SamplingParams params `json:"sampling_params"`
+		Stream         bool   `json:"stream"`
+	}{req.Prompt, params{req.MaxTokens, req.IgnoreEOS, req.Temperature}, true})
+}
+
+type sglangEvent struct {
+	Text     string `json:"text"`
+	MetaInfo struct {
+		FinishReason     json.RawMessage `json:"finish_reason"`
+		PromptTokens     int             `json:"prompt_tokens"`
+		CompletionTokens int             `json:"completion_tokens"`
+		CachedTokens     int             `json:"cached_tokens"`
+	} `json:"meta_info"`
+	Error *streamError `json:"error"`
+}
+
+func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record) {
+	ev := NewEvents(body)
+	cum, textLen := 0, 0
+	sawFinish, counted := false, false
+	for ev.Next() {
+		now := clock.Now()
+		data := ev.Data()
+		if string(data) == "[DONE]" {
+			break
+		}
+		var e sglangEvent
+		if err := json.Unmarshal(data, &e); err != nil {
+			rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
+			return
+		}
+		if e.Error != nil {
+			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+e.Error.Message
+			return
+		}
+		m := e.MetaInfo
+		counted = true
+		if n := m.CompletionTokens - cum; n > 0 {
+			rec.AddChunk(now, n)
+			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
+				rec.FirstContent = now
+			}
+			cum = m.CompletionTokens
+		}
+		textLen = len(e.Text)
+		rec.PromptTokens, rec.PromptSource, rec.CachedTokens = m.PromptTokens, record.SourceUsage, m.CachedTokens
+		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
+			sawFinish = true
+			var fr struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(m.FinishReason, &fr) == nil && fr.Type != "" {
+				rec.FinishReason = fr.Type
+			} else {
+				rec.FinishReason = string(m.FinishReason)
+			}
+		}
+	}
+	rec.OutputTokens, rec.OutputSource, rec.ChunkSource = cum, record.SourceUsage, record.SourceContinuous
+	if !counted {
+		rec.OutputSource, rec.ChunkSource = record.SourceNone, record.SourceNone
+	}
+	finish(rec, sawFinish, ev.Err())
+}

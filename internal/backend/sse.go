@@ -1,0 +1,113 @@
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+)
+
+// maxEvent bounds one line or event (a final event can carry a long text).
+const maxEvent = 64 << 20
+
+// Events reads Server-Sent Events from a stream with the Scanner shape:
+//
+//	ev := NewEvents(body)
+//	for ev.Next() {
+//		use(ev.Data()) // valid until the next call to Next
+//	}
+//	err := ev.Err()
+//
+// Lines end in LF, CR or CRLF; "data:" with or without a space; comment lines
+// (":") and other fields are skipped; several data lines join with LF. An
+// event still open at the end of the stream is returned too, since some
+// servers end without the blank line.
+type Events struct {
+	sc     *bufio.Scanner
+	data   []byte
+	skipLF bool // the last line ended in CR: a following LF belongs to it
+	err    error
+}
+
+// NewEvents reads events from r.
+func NewEvents(r io.Reader) *Events {
+	e := &Events{sc: bufio.NewScanner(r)}
+	e.sc.Buffer(make([]byte, 0, 64<<10), maxEvent)
+	e.sc.Split(e.split)
+	return e
+}
+
+// split returns one line ending in LF, CR or CRLF, without waiting for the
+// byte after a CR (which would delay an event until the next one arrives).
+func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
+	skip := 0
+	if e.skipLF && len(data) > 0 {
+		e.skipLF = false
+		if data[0] == '\n' {
+			skip = 1
+		}
+	}
+	rest := data[skip:]
+	if i := bytes.IndexAny(rest, "\r\n"); i >= 0 {
+		if rest[i] == '\r' {
+			if i+1 < len(rest) {
+				if rest[i+1] == '\n' {
+					return skip + i + 2, rest[:i], nil
+				}
+			} else {
+				e.skipLF = true
+			}
+		}
+		return skip + i + 1, rest[:i], nil
+	}
+	if atEOF {
+		if len(rest) > 0 {
+			return len(data), rest, nil
+		}
+		return len(data), nil, nil
+	}
+	if skip > 0 {
+		return skip, nil, nil
+	}
+	return 0, nil, nil
+}
+
+// Next advances to the next event with data; false at the end or on error.
+func (e *Events) Next() bool {
+	e.data = e.data[:0]
+	has := false
+	for e.sc.Scan() {
+		line := e.sc.Bytes()
+		if len(line) == 0 {
+			if has {
+				return true
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		if string(field) != "data" {
+			continue
+		}
+		if has {
+			e.data = append(e.data, '\n')
+		}
+		e.data = append(e.data, value...)
+		has = true
+	}
+	e.err = e.sc.Err()
+	return has
+}
+
+// Data is the current event's data. The slice is reused by Next.
+func (e *Events) Data() []byte { return e.data }
+
+// Err is the first read error, nil at a clean end of stream.
+func (e *Events) Err() error { return e.err }

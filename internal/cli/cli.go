@@ -1,0 +1,114 @@
+// Package cli is tokperf's command line: it parses flags into configs and
+// wires the packages together; it holds no measurement logic of its own.
+//
+//	os.Exit(cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// Version is tokperf's version.
+const Version = "0.1.0"
+
+// env is what a command may touch; tests replace the network.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// listen opens the embedded simulator's listener.
+	listen func(addr string) (net.Listener, error)
+	// dial, when set, replaces the client's dialer.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Run runs tokperf with args (without the program name) and returns the
+// exit code: 0 ok, 1 a failed run, 2 bad usage, 130 interrupted.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, args, &env{
+		stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
+		listen: func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) },
+	})
+}
+
+// usageError is a mistake in the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errInterrupted ends a run that was stopped by a signal after its summary.
+var errInterrupted = errors.New("interrupted")
+
+func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stdout, helpText)
+		return 0
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return run(ctx, []string{rest[0], "--help"}, e)
+		}
+		fmt.Fprint(e.stdout, helpText)
+		return 0
+	case "version", "--version":
+		fmt.Fprintf(e.stdout, "tokperf %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	case "run", "sweep":
+		err = load(ctx, cmd, rest, e)
+	case "sim":
+		err = simCmd(ctx, rest, e)
+	case "report":
+		err = reportCmd(rest, e)
+	default:
+		err = usagef("unknown command %q (commands: sweep, run, report, sim, version, help)", cmd)
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
+		return 130
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
+		fmt.Fprintf(e.stderr, "see: tokperf help %s\n", cmd)
+		return 2
+	default:
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, oneLine(err))
+		return 1
+	}
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+const helpText = `tokperf measures how fast an LLM inference server really is.
+
+Usage:
+  tokperf sweep [flags]      one stage per concurrency level (default -c 1,4,16,32),
+                             the headline table, warnings and a verdict on scaling
+  tokperf run [flags]        one stage: closed loop (-c N) or open loop (--rate R)
+  tokperf report FILE...     re-render saved result files
+  tokperf sim [flags]        run the embedded simulated server on its own
+  tokperf version
+  tokperf help COMMAND       the flags of a command
+
+With no --url, sweep and run start the embedded simulated server (profile
+"seed", the seed article's 8-GPU deployment) and say so: the first run needs
+no GPU. Every figure is defined in docs/METRICS.md.
+`

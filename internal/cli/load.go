@@ -1,0 +1,361 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+var errHelp = errors.New("help shown")
+
+// ints is a comma-separated list of positive integers.
+type ints []int
+
+func (v *ints) String() string {
+	var s []string
+	for _, n := range *v {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *ints) Set(s string) error {
+	*v = nil
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive integer", part)
+		}
+		*v = append(*v, n)
+	}
+	return nil
+}
+
+// floats is a comma-separated list of positive numbers.
+type floats []float64
+
+func (v *floats) String() string {
+	var s []string
+	for _, n := range *v {
+		s = append(s, strconv.FormatFloat(n, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *floats) Set(s string) error {
+	*v = nil
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(n > 0) {
+			return fmt.Errorf("%q is not a positive number", part)
+		}
+		*v = append(*v, n)
+	}
+	return nil
+}
+
+// loadFlags are the flags of run and sweep.
+type loadFlags struct {
+	url, endpoint, model, apiKey, out, profile, arrival string
+	conc                                                ints
+	rates                                               floats
+	requests, inputTokens, outputTokens, warmup         int
+	duration, timeout                                   time.Duration
+	ignoreEOS                                           bool
+	temperature                                         float64
+	seed                                                int64
+	concSet                                             bool
+}
+
+func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
+	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "generate, completions or chat (default: the server's raw generation endpoint)")
+	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key (default $OPENAI_API_KEY; never written to any file)")
+	fs.StringVar(&f.out, "out", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
+	fs.StringVar(&f.out, "o", "", "shorthand for --out")
+	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
+	fs.StringVar(&f.arrival, "arrival", "poisson", "open-loop arrivals: poisson or constant")
+	def := "1"
+	if cmd == "sweep" {
+		def = "1,4,16,32"
+	}
+	f.conc.Set(def)
+	fs.Var(&f.conc, "concurrency", "requests in flight, one stage per level (with --rate: a cap)")
+	fs.Var(&f.conc, "c", "shorthand for --concurrency")
+	fs.Var(&f.rates, "rate", "open loop: requests per second, one stage per rate (comma-separated)")
+	fs.IntVar(&f.requests, "requests", 0, "measured requests per stage (default max(4, 2×C); open loop 60×rate)")
+	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
+	fs.IntVar(&f.inputTokens, "input-tokens", 128, "prompt length in tokens")
+	fs.IntVar(&f.outputTokens, "output-tokens", 1000, "output tokens asked per request")
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
+	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
+	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "per-request timeout")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the prompts and arrivals")
+}
+
+func parse(fs *flag.FlagSet, args []string, e *env) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fmt.Fprintf(e.stdout, "Usage: tokperf %s [flags]\n\nFlags:\n", fs.Name())
+			fs.PrintDefaults()
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (flags start with -)", fs.Arg(0))
+	}
+	return nil
+}
+
+func (f *loadFlags) check(fs *flag.FlagSet) error {
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "c" || fl.Name == "concurrency" {
+			f.concSet = true
+		}
+	})
+	if f.url != "" {
+		u, err := url.Parse(f.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--url %q is not an http(s) URL with a host", f.url)
+		}
+	}
+	switch f.endpoint {
+	case "", "generate", "completions", "chat":
+	default:
+		return usagef("--endpoint %q: want generate, completions or chat", f.endpoint)
+	}
+	if _, err := schedule.Parse(f.arrival); err != nil {
+		return usagef("--arrival: %v", err)
+	}
+	switch {
+	case f.inputTokens < 1:
+		return usagef("--input-tokens must be at least 1")
+	case f.outputTokens < 1:
+		return usagef("--output-tokens must be at least 1")
+	case f.requests < 0:
+		return usagef("--requests must not be negative")
+	case f.duration < 0:
+		return usagef("--duration must not be negative")
+	case f.timeout <= 0:
+		return usagef("--timeout must be positive")
+	case f.warmup < -1:
+		return usagef("--warmup must be -1 (one round), 0 or more")
+	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
+		return usagef("with --rate, -c is one cap on requests in flight, not a list")
+	}
+	return nil
+}
+
+// stages turns the flags into the run's stages.
+func (f *loadFlags) stages() []runner.Stage {
+	var out []runner.Stage
+	if len(f.rates) > 0 {
+		cap := 0
+		if f.concSet {
+			cap = f.conc[0]
+		}
+		for i, r := range f.rates {
+			n := f.requests
+			if n == 0 && f.duration == 0 {
+				n = max(4, int(60*r))
+			}
+			out = append(out, runner.Stage{Index: i, Concurrency: cap, Rate: r, Arrival: schedule.Arrival(f.arrival),
+				Requests: n, Duration: f.duration, Warmup: max(f.warmup, 0), Timeout: f.timeout, Seed: f.seed + int64(i)})
+		}
+		return out
+	}
+	for i, c := range f.conc {
+		n := f.requests
+		if n == 0 && f.duration == 0 {
+			n = max(4, 2*c)
+		}
+		w := f.warmup
+		if w < 0 {
+			w = c
+		}
+		out = append(out, runner.Stage{Index: i, Concurrency: c, Requests: n, Duration: f.duration, Warmup: w, Timeout: f.timeout, Seed: f.seed})
+	}
+	return out
+}
+
+// load is tokperf run and tokperf sweep.
+func load(ctx context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	var f loadFlags
+	f.register(fs, cmd)
+	if err := parse(fs, args, e); err != nil {
+		return err
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	if cmd == "run" && len(f.conc) > 1 && len(f.rates) == 0 {
+		return usagef("run is one stage: give one -c level, or use sweep")
+	}
+	if cmd == "run" && len(f.rates) > 1 {
+		return usagef("run is one stage: give one --rate, or use sweep")
+	}
+	if f.apiKey == "" {
+		f.apiKey = e.getenv("OPENAI_API_KEY")
+	}
+	stages := f.stages()
+	maxConns := 1
+	for _, s := range stages {
+		maxConns = max(maxConns, s.Concurrency, int(s.Rate*4))
+	}
+
+	setup := record.Setup{Command: cmd, URL: backend.Redact(f.url)}
+	base := f.url
+	if base == "" {
+		p, err := sim.LoadProfile(f.profile)
+		if err != nil {
+			return usagef("--sim-profile: %v", err)
+		}
+		ln, err := e.listen("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		srv := sim.New(p, sim.Options{NoTrace: true})
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); srv.Serve(sctx, ln) }()
+		defer func() { stop(); <-done }()
+		base = "http://" + ln.Addr().String()
+		setup.URL, setup.Simulated, setup.Profile, setup.GPUs = base, true, p.Name, p.GPUs
+		fmt.Fprintf(e.stderr, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", base, p.Name, p.Description)
+	}
+
+	client := backend.NewClient(4, e.dial)
+	server, models, err := backend.Detect(ctx, client, base, f.apiKey)
+	client.CloseIdleConnections()
+	if err != nil {
+		return err
+	}
+	setup.Server = server
+	setup.Model = f.model
+	if setup.Model == "" {
+		if len(models) == 0 {
+			return fmt.Errorf("%s lists no model at /v1/models: give --model", setup.URL)
+		}
+		setup.Model = models[0]
+	}
+	setup.Endpoint = f.endpoint
+	if setup.Endpoint == "" {
+		setup.Endpoint = backend.DefaultEndpoint(server.Engine)
+	}
+	b, err := backend.New(backend.Config{URL: base, Endpoint: setup.Endpoint, Model: setup.Model, APIKey: f.apiKey, Conns: maxConns, Dial: e.dial})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer b.Close()
+	setup.Route = b.Route()
+	setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed}
+	setup.Sampling = record.Sampling{Temperature: f.temperature}
+	setup.Load = record.Load{Requests: f.requests, DurationS: f.duration.Seconds(), Warmup: f.warmup, TimeoutS: f.timeout.Seconds()}
+	if len(f.rates) > 0 {
+		setup.Load.Rate, setup.Load.Arrival = f.rates[0], f.arrival
+		if f.concSet {
+			setup.Load.Concurrency = f.conc
+		}
+	} else {
+		setup.Load.Concurrency = f.conc
+	}
+
+	out := f.out
+	if out == "" {
+		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+cmd+".jsonl")
+	}
+	clock := record.NewClock()
+	w, err := results.Create(out, results.Header{
+		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
+		Setup: setup, Machine: machine(),
+	})
+	if err != nil {
+		return err
+	}
+	var writeErr error
+	wl := workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed}
+	r := &runner.Runner{
+		Backend: b, Source: wl.Request, Clock: clock,
+		Sink: func(rec record.Record) {
+			if err := w.Write(rec); err != nil && writeErr == nil {
+				writeErr = err
+			}
+		},
+	}
+	fmt.Fprintln(e.stderr, report.Describe(setup))
+	var sums []summary.Stage
+	for _, st := range stages {
+		label := fmt.Sprintf("C=%d", st.Concurrency)
+		if st.Rate > 0 {
+			label = fmt.Sprintf("rate=%g/s", st.Rate)
+		}
+		what := fmt.Sprintf("%d requests", st.Requests)
+		if st.Requests == 0 {
+			what = "requests for " + st.Duration.String()
+		}
+		fmt.Fprintf(e.stderr, "%s: %d warm-up, then %s ...\n", label, st.Warmup, what)
+		recs := r.Stage(ctx, st)
+		s := summary.Of(recs, st.Concurrency)
+		s.Index = st.Index
+		sums = append(sums, s)
+		fmt.Fprintf(e.stderr, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	interrupted := ctx.Err() != nil
+	closeErr := w.Close(interrupted)
+	fmt.Fprintln(e.stdout)
+	printReport(e.stdout, setup, sums, len(f.rates) > 0)
+	fmt.Fprintf(e.stdout, "results: %s\n", out)
+	switch {
+	case writeErr != nil:
+		return writeErr
+	case closeErr != nil:
+		return closeErr
+	case interrupted:
+		return errInterrupted
+	}
+	return nil
+}
+
+func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, openLoop bool) {
+	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop})
+	var verdict *analyze.Verdict
+	if !openLoop && len(sums) > 1 {
+		v := analyze.Scaling(sums)
+		verdict = &v
+	}
+	report.Text(w, setup, sums, warnings, verdict)
+}
+
+func machine() record.Machine {
+	host, _ := os.Hostname()
+	return record.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+}

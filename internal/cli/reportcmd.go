@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// reportCmd is tokperf report: the table and warnings of saved files.
+func reportCmd(args []string, e *env) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(e.stdout)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprintln(e.stdout, "Usage: tokperf report FILE...")
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("give at least one result file")
+	}
+	for i, path := range fs.Args() {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		h, recs, r, err := results.ReadAll(path)
+		if err != nil {
+			return err
+		}
+		if r.Truncated() {
+			fmt.Fprintf(e.stdout, "note: the last line of %s was cut short (the run crashed or was killed mid-write); it was skipped\n", path)
+		}
+		if r.End() == nil {
+			fmt.Fprintf(e.stdout, "note: %s has no end line: the run did not finish cleanly; %d finished requests are kept\n", path, len(recs))
+		} else if r.End().Interrupted {
+			fmt.Fprintf(e.stdout, "note: the run in %s was interrupted; %d finished requests are kept\n", path, len(recs))
+		}
+		byStage := map[int][]record.Record{}
+		for _, rec := range recs {
+			byStage[rec.Stage] = append(byStage[rec.Stage], rec)
+		}
+		var idx []int
+		for k := range byStage {
+			idx = append(idx, k)
+		}
+		sort.Ints(idx)
+		var sums []summary.Stage
+		openLoop := false
+		for _, k := range idx {
+			rs := byStage[k]
+			s := summary.Of(rs, rs[0].Concurrency)
+			if rs[0].Rate > 0 {
+				openLoop = true
+			}
+			if s.Requests > 0 {
+				sums = append(sums, s)
+			}
+		}
+		printReport(e.stdout, h.Setup, sums, openLoop)
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/tokperf/tokperf/internal/sim"
+)
+
+// simCmd is tokperf sim: the simulated server on its own.
+func simCmd(ctx context.Context, args []string, e *env) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
+	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
+	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")
+	if err := parse(fs, args, e); err != nil {
+		return err
+	}
+	if *list {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tENGINE\tGPUS\tDESCRIPTION")
+		for _, p := range sim.Profiles() {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", p.Name, p.Engine, p.GPUs, p.Description)
+		}
+		tw.Flush()
+		fmt.Fprintln(e.stdout, "aliases: seed, seed-mtp, llama-3.1-8b-h100")
+		return nil
+	}
+	p, err := sim.LoadProfile(*profile)
+	if err != nil {
+		return err
+	}
+	ln, err := e.listen(*addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	fmt.Fprintf(e.stdout, "http://%s\n", ln.Addr())
+	fmt.Fprintf(e.stderr, "simulating %s (%s, %s); ground truth at /sim/trace; Ctrl-C stops\n", p.Name, p.Engine, p.Description)
+	return sim.New(p, sim.Options{}).Serve(ctx, ln)
+}

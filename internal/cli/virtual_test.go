@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/tokperf/tokperf/internal/memnet"
+)
+
+// runVirtual runs tokperf against the embedded simulator over an in-memory
+// network in virtual time.
+func runVirtual(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		var out, errw bytes.Buffer
+		e := &env{
+			stdin: strings.NewReader(""), stdout: &out, stderr: &errw,
+			getenv: func(string) string { return "" },
+			listen: func(string) (net.Listener, error) { return n, nil },
+			dial:   n.Dial,
+		}
+		code = run(context.Background(), args, e)
+		stdout, stderr = out.String(), errw.String()
+	})
+	return
+}
+
+func TestVirtualSweepSmoke(t *testing.T) {
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4", "--output-tokens", "50", "-o", t.TempDir()+"/r.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errw)
+	}
+	t.Log(out)
+}

@@ -1,0 +1,145 @@
+// Package report renders stage figures for people. The headline table is
+// Markdown-compatible, so it can be pasted as is:
+//
+//	report.Text(os.Stdout, setup, stages, warnings, verdict)
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// Columns of the headline table.
+var Columns = []string{"C", "aggregate tok/s", "request tok/s", "decode tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "tokens", "wall s", "errors"}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// latency prints a pair of milliseconds with a precision that fits them.
+func latency(a, b float64) string {
+	prec := 1
+	if math.Max(a, b) >= 100 {
+		prec = 0
+	} else if math.Max(a, b) < 10 {
+		prec = 2
+	}
+	return num(a, prec) + " / " + num(b, prec)
+}
+
+// Rows are the table's cells, one row per stage.
+func Rows(stages []summary.Stage) [][]string {
+	var rows [][]string
+	for _, s := range stages {
+		label := fmt.Sprint(s.Concurrency)
+		if s.Rate > 0 {
+			label = fmt.Sprintf("%g/s", s.Rate)
+			if s.Concurrency > 0 {
+				label += fmt.Sprintf(" (≤%d)", s.Concurrency)
+			}
+		}
+		errs := 0
+		for _, n := range s.Errors {
+			errs += n
+		}
+		errCell := fmt.Sprint(errs)
+		if s.Cancelled > 0 {
+			errCell += fmt.Sprintf(" (+%d cancelled)", s.Cancelled)
+		}
+		rows = append(rows, []string{
+			label,
+			num(s.AggregateTokS, 1),
+			num(s.RequestTokS.Mean, 1),
+			num(s.DecodeTokS.Mean, 1),
+			latency(s.TTFT.P50, s.TTFT.P99),
+			latency(s.ITL.P50, s.ITL.P99),
+			fmt.Sprint(s.OutputTokens),
+			num(s.WallS, 1),
+			errCell,
+		})
+	}
+	return rows
+}
+
+// Table writes the headline table with aligned columns.
+func Table(w io.Writer, stages []summary.Stage) {
+	rows := Rows(stages)
+	width := make([]int, len(Columns))
+	for i, c := range Columns {
+		width[i] = max(len([]rune(c)), 3)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(cells []string, right bool) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			if right {
+				b.WriteString(" " + pad + c + " |")
+			} else {
+				b.WriteString(" " + c + pad + " |")
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(Columns, false)
+	sep := make([]string, len(Columns))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i]-1) + ":"
+	}
+	line(sep, false)
+	for _, r := range rows {
+		line(r, true)
+	}
+}
+
+// Describe is the one-line description of what was measured.
+func Describe(s record.Setup) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s on %s", s.Server.Engine, s.Route, s.URL)
+	if s.Simulated {
+		fmt.Fprintf(&b, " (embedded simulator, profile %s)", s.Profile)
+	}
+	fmt.Fprintf(&b, ", model %s", s.Model)
+	eos := "EOS honoured"
+	if s.Workload.IgnoreEOS {
+		eos = "ignore_eos"
+	}
+	fmt.Fprintf(&b, "\nworkload: %d-token prompts, up to %d output tokens, %s, temperature %g", s.Workload.InputTokens, s.Workload.OutputTokens, eos, s.Sampling.Temperature)
+	return b.String()
+}
+
+// Text writes the full human report: what was measured, the table, the
+// definitions used, the warnings and the verdict.
+func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []analyze.Warning, verdict *analyze.Verdict) {
+	fmt.Fprintln(w, Describe(setup))
+	fmt.Fprintln(w)
+	Table(w, stages)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
+	fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
+	for _, s := range stages {
+		if s.TokensPerChunk > 1.05 {
+			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
+		}
+	}
+	for _, wn := range warnings {
+		fmt.Fprintln(w, "warning: "+wn.String())
+	}
+	if verdict != nil {
+		fmt.Fprintln(w, "verdict: "+verdict.Text)
+	}
+}

@@ -1,0 +1,320 @@
+// Package results reads and writes tokperf result files: JSON Lines, a
+// header line with the tool version, the setup and the machine, then one
+// line per request, flushed as each request finishes, so a crash or an
+// interrupt loses nothing that finished.
+//
+//	w, _ := results.Create("run.jsonl", header)
+//	w.Write(rec)
+//	w.Close()
+//
+//	r := results.NewReader(f, "run.jsonl")
+//	for r.Next() { use(r.Record()) }
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// Format names this file format and its version.
+const Format = "tokperf-results/1"
+
+// Header is the first line of a result file.
+type Header struct {
+	Type        string         `json:"type"` // "header"
+	Format      string         `json:"format"`
+	Tool        string         `json:"tool"`
+	Version     string         `json:"version"`
+	Created     time.Time      `json:"created"`
+	StartUnixNs int64          `json:"start_unix_ns"` // wall time of offset 0
+	Setup       record.Setup   `json:"setup"`
+	Machine     record.Machine `json:"machine"`
+}
+
+// End is the last line of a run that ended normally or by interrupt.
+type End struct {
+	Type        string `json:"type"` // "end"
+	Interrupted bool   `json:"interrupted"`
+	Requests    int    `json:"requests"`
+}
+
+// line is a request as stored: offsets in nanoseconds since the run's
+// start, absent times omitted, chunks as [offset_ns, tokens] pairs.
+type line struct {
+	Type         string     `json:"type"` // "request"
+	ID           int        `json:"id"`
+	Stage        int        `json:"stage"`
+	Concurrency  int        `json:"concurrency"`
+	Rate         float64    `json:"rate,omitempty"`
+	Warmup       bool       `json:"warmup,omitempty"`
+	Scheduled    int64      `json:"scheduled_ns"`
+	Sent         int64      `json:"sent_ns"`
+	FirstByte    *int64     `json:"first_byte_ns,omitempty"`
+	FirstToken   *int64     `json:"first_token_ns,omitempty"`
+	FirstContent *int64     `json:"first_content_ns,omitempty"`
+	LastToken    *int64     `json:"last_token_ns,omitempty"`
+	Done         int64      `json:"done_ns"`
+	Chunks       [][2]int64 `json:"chunks"`
+	OutputTokens int        `json:"output_tokens"`
+	OutputSource string     `json:"output_source"`
+	ChunkSource  string     `json:"chunk_source"`
+	PromptTokens int        `json:"prompt_tokens"`
+	PromptSource string     `json:"prompt_source,omitempty"`
+	CachedTokens int        `json:"cached_tokens,omitempty"`
+	Status       string     `json:"status"`
+	HTTPCode     int        `json:"http_code,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	FinishReason string     `json:"finish_reason,omitempty"`
+	Retries      int        `json:"retries,omitempty"`
+}
+
+func opt(d time.Duration) *int64 {
+	if d == record.Unset {
+		return nil
+	}
+	v := int64(d)
+	return &v
+}
+
+func unopt(p *int64) time.Duration {
+	if p == nil {
+		return record.Unset
+	}
+	return time.Duration(*p)
+}
+
+func toLine(r *record.Record) line {
+	l := line{
+		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup,
+		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
+		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
+		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
+		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
+		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
+		FinishReason: r.FinishReason, Retries: r.Retries,
+	}
+	for i, c := range r.Chunks {
+		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
+	}
+	return l
+}
+
+func (l *line) record() record.Record {
+	r := record.Record{
+		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup,
+		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
+		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
+		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
+		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
+		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
+		FinishReason: l.FinishReason, Retries: l.Retries,
+	}
+	if len(l.Chunks) > 0 {
+		r.Chunks = make([]record.Chunk, len(l.Chunks))
+		for i, c := range l.Chunks {
+			r.Chunks[i] = record.Chunk{At: time.Duration(c[0]), Tokens: int(c[1])}
+		}
+	}
+	return r
+}
+
+// Writer appends records to a result file; it is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	bw   *bufio.Writer
+	n    int
+	err  error
+	Path string
+}
+
+// Create makes the file (and its directory) and writes the header.
+func Create(path string, h Header) (*Writer, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating results directory: %w", err)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating results file: %w", err)
+	}
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 64<<10), Path: path}
+	h.Type, h.Format = "header", Format
+	if err := w.line(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := w.bw.Write(b); err != nil {
+		return fmt.Errorf("writing %s: %w", w.Path, err)
+	}
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", w.Path, err)
+	}
+	return nil
+}
+
+// Write appends one record and flushes it to the file.
+func (w *Writer) Write(r record.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	l := toLine(&r)
+	w.err = w.line(&l)
+	w.n++
+	return w.err
+}
+
+// Close writes the end line and closes the file.
+func (w *Writer) Close(interrupted bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.line(End{Type: "end", Interrupted: interrupted, Requests: w.n})
+	}
+	if err := w.f.Close(); err != nil && w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Reader reads a result file with the Scanner shape. A last line cut short
+// by a crash is skipped and reported by Truncated, not an error.
+type Reader struct {
+	sc        *bufio.Scanner
+	name      string
+	lineNo    int
+	header    *Header
+	end       *End
+	rec       record.Record
+	err       error
+	truncated bool
+}
+
+// NewReader reads from r; name is used in errors ("run.jsonl line 12: …").
+func NewReader(r io.Reader, name string) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	return &Reader{sc: sc, name: name}
+}
+
+// Open opens a result file for reading; close the returned file.
+func Open(path string) (*Reader, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewReader(f, path), f, nil
+}
+
+// Next reads the next request record; false at the end or on error.
+func (r *Reader) Next() bool {
+	for r.err == nil && r.sc.Scan() {
+		r.lineNo++
+		b := r.sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var kind struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &kind); err != nil {
+			// Only the last line may be cut short (a crash mid-write).
+			bad := r.lineNo
+			if !r.sc.Scan() && r.sc.Err() == nil {
+				r.truncated = true
+				return false
+			}
+			r.err = fmt.Errorf("%s line %d: %v", r.name, bad, err)
+			return false
+		}
+		switch kind.Type {
+		case "header":
+			var h Header
+			if err := json.Unmarshal(b, &h); err != nil {
+				r.err = fmt.Errorf("%s line %d: header: %v", r.name, r.lineNo, err)
+				return false
+			}
+			if h.Format != Format {
+				r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
+				return false
+			}
+			r.header = &h
+		case "request":
+			if r.header == nil {
+				r.err = fmt.Errorf("%s line %d: a request before the header: not a tokperf result file", r.name, r.lineNo)
+				return false
+			}
+			var l line
+			if err := json.Unmarshal(b, &l); err != nil {
+				r.err = fmt.Errorf("%s line %d: %v", r.name, r.lineNo, err)
+				return false
+			}
+			r.rec = l.record()
+			return true
+		case "end":
+			var e End
+			json.Unmarshal(b, &e)
+			r.end = &e
+		default:
+			r.err = fmt.Errorf("%s line %d: unknown line type %q", r.name, r.lineNo, kind.Type)
+			return false
+		}
+	}
+	if r.err == nil {
+		if err := r.sc.Err(); err != nil {
+			r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo+1, err)
+		} else if r.header == nil {
+			r.err = fmt.Errorf("%s: no header line: not a tokperf result file", r.name)
+		}
+	}
+	return false
+}
+
+// Record is the current record.
+func (r *Reader) Record() record.Record { return r.rec }
+
+// Header is the file's header (nil before it is read).
+func (r *Reader) Header() *Header { return r.header }
+
+// End is the end line, nil when the run did not end cleanly.
+func (r *Reader) End() *End { return r.end }
+
+// Truncated reports a last line cut short (the writer crashed mid-line).
+func (r *Reader) Truncated() bool { return r.truncated }
+
+// Err is the first error.
+func (r *Reader) Err() error { return r.err }
+
+// ReadAll reads a whole file.
+func ReadAll(path string) (*Header, []record.Record, *Reader, error) {
+	r, f, err := Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	var recs []record.Record
+	for r.Next() {
+		recs = append(recs, r.Record())
+	}
+	return r.header, recs, r, r.Err()
+}

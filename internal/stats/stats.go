@@ -1,0 +1,81 @@
+// Package stats computes exact descriptive statistics from raw samples:
+// nearest-rank percentiles, means, and their token-weighted forms. It knows
+// nothing about LLMs.
+//
+//	d := stats.Describe([]float64{3, 1, 2}) // d.P50 == 2
+package stats
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Dist summarises a sample.
+type Dist struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Rank is the nearest-rank index (0-based) of percentile p in n samples:
+// the smallest value with at least p% of the samples at or below it.
+func Rank(n int, p float64) int {
+	r := int(math.Ceil(p / 100 * float64(n)))
+	return min(max(r, 1), n) - 1
+}
+
+// Describe sorts xs in place and summarises it. An empty sample gives N = 0
+// and NaN figures.
+func Describe(xs []float64) Dist {
+	if len(xs) == 0 {
+		nan := math.NaN()
+		return Dist{Mean: nan, P50: nan, P90: nan, P99: nan, Max: nan}
+	}
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	n := len(xs)
+	return Dist{N: n, Mean: sum / float64(n), P50: xs[Rank(n, 50)], P90: xs[Rank(n, 90)], P99: xs[Rank(n, 99)], Max: xs[n-1]}
+}
+
+// Weighted is a value that counts W times.
+type Weighted struct {
+	V float64
+	W int
+}
+
+// DescribeWeighted summarises values each counted W times (N is ΣW), with
+// exact nearest-rank percentiles over the expanded sample.
+func DescribeWeighted(xs []Weighted) Dist {
+	total, sum, hi := 0, 0.0, math.Inf(-1)
+	for _, x := range xs {
+		if x.W <= 0 {
+			continue
+		}
+		total += x.W
+		sum += x.V * float64(x.W)
+		hi = max(hi, x.V)
+	}
+	if total == 0 {
+		return Describe(nil)
+	}
+	sort.Slice(xs, func(i, j int) bool { return xs[i].V < xs[j].V })
+	at := func(p float64) float64 {
+		r := Rank(total, p) + 1
+		c := 0
+		for _, x := range xs {
+			c += max(x.W, 0)
+			if c >= r {
+				return x.V
+			}
+		}
+		return xs[len(xs)-1].V
+	}
+	return Dist{N: total, Mean: sum / float64(total), P50: at(50), P90: at(90), P99: at(99), Max: hi}
+}

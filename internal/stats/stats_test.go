@@ -1,0 +1,68 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestNearestRank(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		p    float64
+		want int
+	}{
+		{"p50 of 4 is the 2nd", 4, 50, 1},
+		{"p99 of 4 is the max", 4, 99, 3},
+		{"p50 of 5 is the 3rd", 5, 50, 2},
+		{"p90 of 10 is the 9th", 10, 90, 8},
+		{"p99 of 100 is the 99th", 100, 99, 98},
+		{"p0 is the min", 7, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Rank(tc.n, tc.p); got != tc.want {
+				t.Errorf("Rank(%d, %v) = %d, want %d", tc.n, tc.p, got, tc.want)
+			}
+		})
+	}
+}
+
+// The weighted form must equal the plain form over the expanded sample.
+func TestWeightedMatchesExpanded(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 50 {
+		var ws []Weighted
+		var flat []float64
+		for range 1 + r.IntN(40) {
+			v, w := math.Round(r.Float64()*100)/10, r.IntN(4)
+			ws = append(ws, Weighted{v, w})
+			for range w {
+				flat = append(flat, v)
+			}
+		}
+		got, want := DescribeWeighted(ws), Describe(flat)
+		if got.N != want.N || (want.N > 0 && (got.P50 != want.P50 || got.P90 != want.P90 || got.P99 != want.P99 || got.Max != want.Max || math.Abs(got.Mean-want.Mean) > 1e-9)) {
+			t.Fatalf("trial %d: weighted %+v, expanded %+v", trial, got, want)
+		}
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	if d := Describe(nil); d.N != 0 || !math.IsNaN(d.P50) {
+		t.Errorf("Describe(nil) = %+v", d)
+	}
+}
+
+func BenchmarkDescribe1M(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	src := make([]float64, 1_000_000)
+	for i := range src {
+		src[i] = r.ExpFloat64()
+	}
+	xs := make([]float64, len(src))
+	for b.Loop() {
+		copy(xs, src)
+		Describe(xs)
+	}
+}
