@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +116,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "text/event-stream")
+		hr.Header.Set("X-Request-Id", "tokperf-"+strconv.Itoa(rec.ID))
 		if b.cfg.APIKey != "" {
 			hr.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
 		}

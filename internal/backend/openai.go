@@ -146,6 +146,9 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 				cum = u.CompletionTokens
 			} else {
 				final = u
+				if content || reasoning || tool {
+					n = 1 // the finishing chunk's own tokens are not counted: assume one
+				}
 			}
 			if u.PromptTokens > 0 {
 				rec.PromptTokens, rec.PromptSource = u.PromptTokens, record.SourceUsage

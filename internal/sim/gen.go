@@ -77,7 +77,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		return
 	}
 	ctx := r.Context()
-	x := &exchange{g: g, arrived: time.Now(), spec: s.p.Spec != nil}
+	x := &exchange{g: g, arrived: arrivedAt(r), spec: s.p.Spec != nil}
 	num := s.ids.Add(1)
 	x.id = strconv.FormatUint(num, 10)
 	x.created = x.arrived.Unix()
@@ -99,7 +99,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		openAIError(w, 503, err.Error())
 		return
 	}
-	tr := s.trace.begin(num, g.route, g.promptTokens, g.maxTokens, x.arrived)
+	tr := s.trace.begin(num, r.Header.Get("X-Request-Id"), g.route, g.promptTokens, g.maxTokens, x.arrived)
 	status := "cancelled"
 	defer func() { s.trace.end(tr, st, status) }()
 

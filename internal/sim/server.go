@@ -59,7 +59,22 @@ func (s *Server) Profile() *Profile { return s.p }
 func (s *Server) Engine() *Engine { return s.eng }
 
 // Handler serves every route.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.stamp) }
+
+type arrivedKey struct{}
+
+// stamp notes when a request reached the server, before its body is read,
+// so the ground truth's TTFT starts where the server's own view does.
+func (s *Server) stamp(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), arrivedKey{}, time.Now())))
+}
+
+func arrivedAt(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(arrivedKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
 
 // Run runs the engine until ctx is done.
 func (s *Server) Run(ctx context.Context) { s.eng.Run(ctx) }
@@ -85,7 +100,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: s.mux, Protocols: protocols, ReadHeaderTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: s.Handler(), Protocols: protocols, ReadHeaderTimeout: 30 * time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

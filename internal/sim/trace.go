@@ -9,6 +9,7 @@ import (
 // the server (after the write was flushed) and how many tokens it held.
 type TraceRequest struct {
 	ID           uint64       `json:"id"`
+	RequestID    string       `json:"request_id,omitempty"` // the client's X-Request-Id
 	Route        string       `json:"route"`
 	PromptTokens int          `json:"prompt_tokens"`
 	MaxTokens    int          `json:"max_tokens"`
@@ -41,11 +42,11 @@ func newTracer(limit int) *tracer {
 // traceEntry is owned by one handler until end.
 type traceEntry struct{ TraceRequest }
 
-func (t *tracer) begin(id uint64, route string, prompt, maxTokens int, arrived time.Time) *traceEntry {
+func (t *tracer) begin(id uint64, reqID, route string, prompt, maxTokens int, arrived time.Time) *traceEntry {
 	if t == nil {
 		return nil
 	}
-	return &traceEntry{TraceRequest{ID: id, Route: route, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
+	return &traceEntry{TraceRequest{ID: id, RequestID: reqID, Route: route, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
 }
 
 func (e *traceEntry) chunk(at time.Time, tokens int) {

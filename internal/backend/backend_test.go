@@ -1,0 +1,276 @@
+package backend
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+func events(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	ev := NewEvents(r)
+	for ev.Next() {
+		out = append(out, string(ev.Data()))
+	}
+	if err := ev.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"LF", "data: a\n\ndata: b\n\n", []string{"a", "b"}},
+		{"CRLF", "data: a\r\n\r\ndata: b\r\n\r\n", []string{"a", "b"}},
+		{"bare CR", "data: a\r\rdata: b\r\r", []string{"a", "b"}},
+		{"no space after colon (TGI)", "data:{\"x\":1}\n\n", []string{`{"x":1}`}},
+		{"comments and keep-alives", ": ping\n\ndata: a\n: mid\n\n", []string{"a"}},
+		{"other fields ignored", "event: message\nid: 7\nretry: 10\ndata: a\n\n", []string{"a"}},
+		{"multi-line data joins with LF", "data: a\ndata: b\n\n", []string{"a\nb"}},
+		{"event open at end of stream", "data: a\n\ndata: b", []string{"a", "b"}},
+		{"blank lines between events", "\n\n\ndata: a\n\n\n\n", []string{"a"}},
+		{"field without colon", "data\n\n", []string{""}},
+		{"mixed endings", "data: a\r\n\ndata: b\r\rdata: c\n\r\n", []string{"a", "b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, events(t, strings.NewReader(tc.in))); diff != "" {
+				t.Errorf("whole input (-want +got):\n%s", diff)
+			}
+			// One byte per read splits every line ending, CRLF included.
+			if diff := cmp.Diff(tc.want, events(t, iotest.OneByteReader(strings.NewReader(tc.in)))); diff != "" {
+				t.Errorf("one byte at a time (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func capture(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "wire", name))
+	if err != nil {
+		t.Skipf("capture not available: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// Real servers' bytes, read by the client's parsers.
+func TestRealCaptures(t *testing.T) {
+	type want struct {
+		status       record.Status
+		output       int
+		source       record.TokenSource
+		chunkSource  record.TokenSource
+		chunks       int
+		finish       string
+		prompt       int
+		firstContent bool
+	}
+	for _, tc := range []struct {
+		file string
+		chat bool
+		want want
+	}{
+		{"ollama-chat.sse", true, want{record.StatusOK, 6, record.SourceChunks, record.SourceChunks, 6, "length", 0, true}},
+		{"ollama-chat-usage.sse", true, want{record.StatusOK, 6, record.SourceUsage, record.SourceChunks, 6, "length", 29, true}},
+		{"ollama-newengine-chat-usage.sse", true, want{record.StatusOK, 3, record.SourceUsage, record.SourceChunks, 3, "length", 29, true}},
+		{"ollama-completions.sse", false, want{record.StatusOK, 6, record.SourceChunks, record.SourceChunks, 6, "length", 0, true}},
+		// Every chunk carries an all-zero usage: not final, not continuous.
+		{"ollama-completions-usage.sse", false, want{record.StatusOK, 6, record.SourceUsage, record.SourceChunks, 6, "length", 29, true}},
+		// A role-only first chunk is not a token.
+		{"llama-chat.sse", true, want{record.StatusOK, 6, record.SourceChunks, record.SourceChunks, 6, "length", 0, true}},
+		{"llama-chat-usage.sse", true, want{record.StatusOK, 6, record.SourceUsage, record.SourceChunks, 6, "length", 29, true}},
+		// Usage on the finishing chunk is the final count, not a chunk of six tokens.
+		{"llama-completions-usage.sse", false, want{record.StatusOK, 6, record.SourceUsage, record.SourceChunks, 6, "length", 2, true}},
+		{"llama-completions.sse", false, want{record.StatusOK, 6, record.SourceUsage, record.SourceChunks, 6, "length", 2, true}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rec := record.New(0)
+			(&openAI{chat: tc.chat}).read(capture(t, tc.file), record.NewClock(), &rec)
+			got := want{rec.Status, rec.OutputTokens, rec.OutputSource, rec.ChunkSource, len(rec.Chunks), rec.FinishReason, rec.PromptTokens, rec.FirstContent != record.Unset}
+			if got != tc.want {
+				t.Errorf("got %+v\nwant %+v (error %q)", got, tc.want, rec.Error)
+			}
+		})
+	}
+	t.Run("llama-completions-midstream-error.sse", func(t *testing.T) {
+		rec := record.New(0)
+		(&openAI{}).read(capture(t, "llama-completions-midstream-error.sse"), record.NewClock(), &rec)
+		if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "does not match") || len(rec.Chunks) == 0 {
+			t.Errorf("status %q error %q chunks %d: want a stream error after some chunks", rec.Status, rec.Error, len(rec.Chunks))
+		}
+	})
+}
+
+func TestOpenAIStreams(t *testing.T) {
+	for _, tc := range []struct {
+		name, in   string
+		chat       bool
+		status     record.Status
+		output     int
+		source     record.TokenSource
+		chunkSizes []int
+		reasoning  bool
+	}{
+		{"continuous usage gives tokens per chunk", "data: {\"choices\":[{\"text\":\"a b c\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3}}\n\ndata: {\"choices\":[{\"text\":\" d\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4}}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n",
+			false, record.StatusOK, 4, record.SourceUsage, []int{3, 1}, false},
+		{"continuous without final usage chunk", "data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"completion_tokens\":2}}\n\ndata: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":5}}\n\ndata: [DONE]\n\n",
+			false, record.StatusOK, 5, record.SourceContinuous, []int{2, 3}, false},
+		{"vLLM role chunk with zero usage is no token", "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],\"usage\":{\"completion_tokens\":0}}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":1}}\n\ndata: [DONE]\n\n",
+			true, record.StatusOK, 1, record.SourceUsage, []int{1}, false},
+		{"reasoning is a token but not content", "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			true, record.StatusOK, 2, record.SourceChunks, []int{1, 1}, true},
+		{"tool calls are tokens", "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+			true, record.StatusOK, 1, record.SourceChunks, []int{1}, false},
+		{"error object in the stream", "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"object\":\"error\",\"message\":\"boom\"}\n\n",
+			false, record.StatusStreamError, 0, "", []int{1}, false},
+		{"bare string error", "data: {\"error\":\"overloaded\"}\n\n",
+			false, record.StatusStreamError, 0, "", nil, false},
+		{"malformed chunk", "data: {\"choices\": [{\"text\": \n\n",
+			false, record.StatusStreamError, 0, "", nil, false},
+		{"ends without finish or DONE", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n",
+			false, record.StatusIncomplete, 1, record.SourceChunks, []int{1}, false},
+		{"usage null", "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}],\"usage\":null}\n\ndata: [DONE]\n\n",
+			false, record.StatusOK, 1, record.SourceChunks, []int{1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := record.New(0)
+			(&openAI{chat: tc.chat}).read(strings.NewReader(tc.in), record.NewClock(), &rec)
+			if rec.Status != tc.status {
+				t.Fatalf("status %q (%s), want %q", rec.Status, rec.Error, tc.status)
+			}
+			var sizes []int
+			for _, c := range rec.Chunks {
+				sizes = append(sizes, c.Tokens)
+			}
+			if diff := cmp.Diff(tc.chunkSizes, sizes); diff != "" {
+				t.Errorf("chunk sizes (-want +got):\n%s", diff)
+			}
+			if tc.status == record.StatusOK {
+				if rec.OutputTokens != tc.output || rec.OutputSource != tc.source {
+					t.Errorf("output %d from %q, want %d from %q", rec.OutputTokens, rec.OutputSource, tc.output, tc.source)
+				}
+				if tc.reasoning && rec.FirstContent == rec.FirstToken {
+					t.Errorf("first content %v equals first token %v with reasoning first", rec.FirstContent, rec.FirstToken)
+				}
+			}
+		})
+	}
+}
+
+func TestSGLangStream(t *testing.T) {
+	in := "data: {\"text\":\" a\",\"meta_info\":{\"finish_reason\":null,\"prompt_tokens\":7,\"completion_tokens\":1}}\n\n" +
+		"data: {\"text\":\" a b c d\",\"meta_info\":{\"finish_reason\":null,\"prompt_tokens\":7,\"completion_tokens\":4}}\n\n" +
+		"data: {\"text\":\" a b c d e\",\"meta_info\":{\"finish_reason\":{\"type\":\"length\",\"length\":5},\"prompt_tokens\":7,\"completion_tokens\":5,\"e2e_latency\":0.1}}\n\n" +
+		"data: [DONE]\n\n"
+	rec := record.New(0)
+	sglang{}.read(strings.NewReader(in), record.NewClock(), &rec)
+	var sizes []int
+	for _, c := range rec.Chunks {
+		sizes = append(sizes, c.Tokens)
+	}
+	if rec.Status != record.StatusOK || rec.OutputTokens != 5 || rec.PromptTokens != 7 || rec.FinishReason != "length" || !cmp.Equal(sizes, []int{1, 3, 1}) {
+		t.Errorf("got status %q output %d prompt %d finish %q chunks %v", rec.Status, rec.OutputTokens, rec.PromptTokens, rec.FinishReason, sizes)
+	}
+	rec = record.New(0)
+	sglang{}.read(strings.NewReader("data: {\"error\":{\"message\":\"oom\"}}\n\n"), record.NewClock(), &rec)
+	if rec.Status != record.StatusStreamError {
+		t.Errorf("error event: status %q", rec.Status)
+	}
+}
+
+func seedCorpus(f *testing.F) {
+	for _, s := range []string{"data: a\n\n", "data:{}\r\n\r\n", ": c\rdata: x\r\r", "data: [DONE]\n\n",
+		"data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"completion_tokens\":3}}\n\n"} {
+		f.Add([]byte(s))
+	}
+	if files, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "wire", "*.sse")); err == nil {
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+}
+
+// The events re-encoded as data lines parse back to the same events, and
+// splitting the input anywhere changes nothing.
+func FuzzEvents(f *testing.F) {
+	seedCorpus(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		whole := events(t, strings.NewReader(string(in)))
+		bytewise := events(t, iotest.OneByteReader(strings.NewReader(string(in))))
+		if !cmp.Equal(whole, bytewise) {
+			t.Fatalf("whole %q, byte-wise %q", whole, bytewise)
+		}
+	})
+}
+
+func checkRecord(t *testing.T, rec *record.Record) {
+	t.Helper()
+	if rec.Status == "" {
+		t.Fatal("no status")
+	}
+	sum := 0
+	for i, c := range rec.Chunks {
+		if c.Tokens <= 0 {
+			t.Fatalf("chunk %d has %d tokens", i, c.Tokens)
+		}
+		sum += c.Tokens
+	}
+	if rec.OutputSource == record.SourceContinuous && rec.Status == record.StatusOK && sum != rec.OutputTokens {
+		t.Fatalf("continuous counts: chunks sum to %d, output %d", sum, rec.OutputTokens)
+	}
+}
+
+func FuzzOpenAIStream(f *testing.F) {
+	seedCorpus(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, chat := range []bool{false, true} {
+			rec := record.New(0)
+			(&openAI{chat: chat}).read(strings.NewReader(string(in)), record.NewClock(), &rec)
+			checkRecord(t, &rec)
+		}
+	})
+}
+
+func FuzzSGLangStream(f *testing.F) {
+	seedCorpus(f)
+	f.Add([]byte("data: {\"text\":\"a\",\"meta_info\":{\"completion_tokens\":2,\"finish_reason\":{\"type\":\"stop\"}}}\n\ndata: [DONE]\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rec := record.New(0)
+		sglang{}.read(strings.NewReader(string(in)), record.NewClock(), &rec)
+		checkRecord(t, &rec)
+	})
+}
+
+func BenchmarkOpenAIStream(b *testing.B) {
+	var sb strings.Builder
+	for i := range 1000 {
+		sb.WriteString(`data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" word","logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":128,"completion_tokens":`)
+		sb.WriteString(strconv.Itoa(i + 1))
+		sb.WriteString(`,"total_tokens":1}}` + "\n\n")
+	}
+	sb.WriteString("data: [DONE]\n\n")
+	in := sb.String()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := record.New(0)
+		rec.Chunks = make([]record.Chunk, 0, 1000)
+		(&openAI{}).read(strings.NewReader(in), record.NewClock(), &rec)
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "chunks/s")
+}
+
