@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
@@ -120,7 +121,12 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		if b.cfg.APIKey != "" {
 			hr.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
 		}
+		// Sent is stamped when the connection is in hand, just before the
+		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
+		hr = hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { rec.Sent = clock.Now() },
+		}))
 		resp, err = b.client.Do(hr)
 		if err == nil {
 			break

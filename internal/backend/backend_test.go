@@ -273,4 +273,3 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "chunks/s")
 }
-

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// pkgDir is where the golden files live, whatever directory a test moves to.
+var pkgDir, _ = os.Getwd()
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(pkgDir, "testdata", name+".golden")
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s changed:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// The whole sweep on a deterministic profile in virtual time: stdout and
+// stderr are pinned byte for byte.
+func TestSweepGolden(t *testing.T) {
+	t.Chdir(t.TempDir())
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4,16", "--output-tokens", "64", "--input-tokens", "32", "-o", "r.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	golden(t, "sweep-tiny.stdout", out)
+	golden(t, "sweep-tiny.stderr", errw)
+}
+
+type baselinePoint struct {
+	Concurrency int     `yaml:"concurrency"`
+	Aggregate   float64 `yaml:"aggregate_tok_s"`
+	Decode      float64 `yaml:"per_request_decode_tok_s"`
+	Tokens      float64 `yaml:"tokens"`
+	WallS       float64 `yaml:"wall_s"`
+}
+
+// The seed article's table, from the shared baselines file.
+func seedTable(t *testing.T) []baselinePoint {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "baselines.yaml"))
+	if err != nil {
+		t.Skipf("baselines not available: %v", err)
+	}
+	// Parse the seed's entry alone: another entry of the shared file has a
+	// plain scalar with ": " in it, which YAML rejects.
+	for _, entry := range strings.Split(string(data), "\n- name: ")[1:] {
+		var b []struct {
+			Name   string          `yaml:"name"`
+			Points []baselinePoint `yaml:"points"`
+		}
+		if yaml.Unmarshal([]byte("- name: "+entry), &b) == nil && len(b) == 1 && b[0].Name == "seed-qwen3.5-397b-8x-rtxpro6000" {
+			return b[0].Points
+		}
+	}
+	t.Fatal("seed baseline not found")
+	return nil
+}
+
+// The README's worked example reproduces the seed article's table within
+// 10% in every cell (in virtual time: the real-time run takes ~90 s).
+func TestSeedReproduction(t *testing.T) {
+	dir := t.TempDir()
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4,16,32", "--ignore-eos=false", "-o", dir+"/seed.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, recs, _, err := results.ReadAll(dir + "/seed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStage := map[int][]record.Record{}
+	for _, r := range recs {
+		byStage[r.Concurrency] = append(byStage[r.Concurrency], r)
+	}
+	for _, want := range seedTable(t) {
+		s := summary.Of(byStage[want.Concurrency], want.Concurrency)
+		for _, cell := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"aggregate tok/s", s.AggregateTokS, want.Aggregate},
+			{"decode tok/s", s.DecodeTokS.Mean, want.Decode},
+			{"tokens", float64(s.OutputTokens), want.Tokens},
+			{"wall s", s.WallS, want.WallS},
+		} {
+			e := cell.got/cell.want - 1
+			t.Logf("C=%d %s: %.1f vs the article's %.1f (%+.1f%%)", want.Concurrency, cell.name, cell.got, cell.want, 100*e)
+			if math.Abs(e) > 0.10 {
+				t.Errorf("C=%d %s: %.1f, the article's %.1f: %+.1f%%, want within 10%%", want.Concurrency, cell.name, cell.got, cell.want, 100*e)
+			}
+		}
+	}
+	if !strings.Contains(out, "still rising") {
+		t.Errorf("the verdict should say throughput is still rising at C=32:\n%s", out)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"bench"}, 2, `unknown command "bench"`},
+		{"bad concurrency", []string{"sweep", "-c", "1,x"}, 2, `"x" is not a positive integer`},
+		{"bad endpoint", []string{"run", "--endpoint", "gen"}, 2, `--endpoint "gen"`},
+		{"bad url", []string{"run", "--url", "localhost:8000"}, 2, "is not an http(s) URL"},
+		{"unreachable url", []string{"run", "--url", "http://127.0.0.1:1", "-o", os.DevNull}, 1, "cannot reach http://127.0.0.1:1"},
+		{"unknown profile", []string{"run", "--sim-profile", "nope"}, 2, `unknown simulator profile "nope"`},
+		{"run with several levels", []string{"run", "-c", "1,2"}, 2, "run is one stage"},
+		{"stray argument", []string{"sweep", "extra"}, 2, `unexpected argument "extra"`},
+		{"bad profile file", []string{"sim", "--profile", "testdata/bad-profile.yaml"}, 1, "testdata/bad-profile.yaml:7: decode.table[1].batch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			code := Run(context.Background(), tc.args, strings.NewReader(""), &out, &errw)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			msg := errw.String()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("stderr %q does not say %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "goroutine") || strings.Contains(msg, "panic") || strings.Count(strings.TrimSpace(msg), "\n") > 1 {
+				t.Errorf("want one line of error (and a hint), got:\n%s", msg)
+			}
+		})
+	}
+}
+
+// An interrupt keeps every finished request and prints their summary.
+func TestInterruptKeepsFinished(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errw bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Run(ctx, []string{"sweep", "--sim-profile", "tiny", "-c", "2", "--requests", "100000", "--output-tokens", "20", "-o", dir + "/r.jsonl"}, strings.NewReader(""), &out, &errw)
+	}()
+	// Wait until some measured requests are in the file, then interrupt.
+	for {
+		b, _ := os.ReadFile(dir + "/r.jsonl")
+		if bytes.Count(b, []byte(`"type":"request"`)) > 20 {
+			break
+		}
+	}
+	cancel()
+	if code := <-done; code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, errw.String())
+	}
+	_, recs, r, err := results.ReadAll(dir + "/r.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.End() == nil || !r.End().Interrupted {
+		t.Errorf("end line %+v, want interrupted", r.End())
+	}
+	ok := 0
+	for _, rec := range recs {
+		if rec.OK() && !rec.Warmup {
+			ok++
+		}
+	}
+	if ok < 18 || !strings.Contains(out.String(), "| C ") {
+		t.Errorf("%d ok records kept; stdout:\n%s", ok, out.String())
+	}
+	if !strings.Contains(errw.String(), "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", errw.String())
+	}
+}
