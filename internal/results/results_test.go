@@ -1,0 +1,149 @@
+package results
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func header() Header {
+	return Header{
+		Tool: "tokperf", Version: "0.1.0", Created: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), StartUnixNs: 1795000000000000000,
+		Setup: record.Setup{
+			Command: "sweep", URL: "http://127.0.0.1:30000", Endpoint: "generate", Route: "/generate", Model: "m",
+			Server:   record.Server{Engine: "sglang", Version: "0.5.5"},
+			Workload: record.Workload{InputTokens: 128, OutputTokens: 1000, IgnoreEOS: true, Seed: 1},
+			Load:     record.Load{Concurrency: []int{1, 4}, Warmup: -1, TimeoutS: 600},
+		},
+		Machine: record.Machine{Hostname: "h", OS: "linux", Arch: "amd64", CPUs: 2, GoVersion: "go1.26.8"},
+	}
+}
+
+func records() []record.Record {
+	ok := record.New(7)
+	ok.Stage, ok.Concurrency = 1, 4
+	ok.Scheduled, ok.Sent, ok.FirstByte, ok.Done = 1000, 1500, 2_000_000, 30_000_000
+	ok.AddChunk(10_000_000, 1)
+	ok.FirstContent = 10_000_000
+	ok.AddChunk(16_000_000, 3)
+	ok.OutputTokens, ok.OutputSource, ok.ChunkSource = 4, record.SourceUsage, record.SourceContinuous
+	ok.PromptTokens, ok.PromptSource = 128, record.SourceUsage
+	ok.Status, ok.HTTPCode, ok.FinishReason = record.StatusOK, 200, "length"
+	failed := record.New(8)
+	failed.Warmup, failed.Scheduled, failed.Sent, failed.Done = true, 0, 10, 20
+	failed.Status, failed.HTTPCode, failed.Error, failed.Retries = record.StatusHTTPError, 503, "HTTP 503: loading", 1
+	return []record.Record{ok, failed}
+}
+
+func write(t *testing.T, path string, interrupted bool) {
+	t.Helper()
+	w, err := Create(path, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records() {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(interrupted); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFormatGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	write(t, path, false)
+	got, _ := os.ReadFile(path)
+	if *update {
+		os.WriteFile("testdata/format.golden", got, 0o644)
+	}
+	want, err := os.ReadFile("testdata/format.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("result file format changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	write(t, path, true)
+	h, recs, r, err := ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(records(), recs); diff != "" {
+		t.Errorf("records (-wrote +read):\n%s", diff)
+	}
+	if h.Setup.Model != "m" || r.End() == nil || !r.End().Interrupted || r.Truncated() {
+		t.Errorf("header %+v end %+v truncated %v", h.Setup, r.End(), r.Truncated())
+	}
+}
+
+func TestCutLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	write(t, path, false)
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(b), "\n")
+	// A crash mid-write: the header, one record, and half of the next.
+	cut := lines[0] + lines[1] + lines[2][:len(lines[2])/2]
+	os.WriteFile(path, []byte(cut), 0o644)
+	_, recs, r, err := ReadAll(path)
+	if err != nil {
+		t.Fatalf("a cut last line is not an error: %v", err)
+	}
+	if len(recs) != 1 || !r.Truncated() || r.End() != nil {
+		t.Errorf("%d records, truncated %v, end %v: want 1, true, nil", len(recs), r.Truncated(), r.End())
+	}
+	// A broken line that is not the last is an error naming file and line.
+	os.WriteFile(path, []byte(lines[0]+"{broken\n"+lines[1]), 0o644)
+	_, _, _, err = ReadAll(path)
+	if err == nil || !strings.Contains(err.Error(), "r.jsonl line 2") {
+		t.Errorf("error %v, want one naming r.jsonl line 2", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	b, _ := os.ReadFile("testdata/format.golden")
+	f.Add(b)
+	f.Add([]byte("{\"type\":\"request\"}\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := NewReader(strings.NewReader(string(in)), "fuzz.jsonl")
+		n := 0
+		for r.Next() {
+			n++
+			rec := r.Record()
+			_ = rec.ChunkTokens()
+		}
+		if r.Err() != nil && n > 0 && r.Header() == nil {
+			t.Fatal("records without a header")
+		}
+	})
+}
+
+func BenchmarkWrite(b *testing.B) {
+	w, err := Create(filepath.Join(b.TempDir(), "r.jsonl"), header())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := records()[0]
+	for i := range 1000 {
+		rec.AddChunk(time.Duration(i)*time.Millisecond, 1)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Write(rec)
+	}
+	w.Close(false)
+}

@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func FuzzParseProfile(f *testing.F) {
+	files, _ := filepath.Glob("profiles/*.yaml")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte("name: x\ndecode: {table: [{batch: 1, step_ms: 1}]}\nprefill: {per_token_us: 1}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p, err := ParseProfile("fuzz.yaml", in)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		// A profile that parses gives finite, non-negative step times.
+		for _, b := range []int{1, 7, 64} {
+			if d := p.StepTime(b, 1, 1000); d < 0 {
+				t.Fatalf("negative step time %v at batch %d", d, b)
+			}
+		}
+	})
+}
+
+// Every body, on every generation route, gets an answer: never a panic and
+// never a hang (the context is short, max tokens are bounded by it).
+func FuzzRequests(f *testing.F) {
+	for _, tc := range wireCases {
+		if tc.method == "POST" {
+			f.Add(tc.path, tc.body)
+		}
+	}
+	f.Add("/generate", `{"inputs":"a","parameters":{"max_new_tokens":-1}}`)
+	f.Add("/v1/completions", `{"prompt":[1,2,3],"max_tokens":0,"stream":true}`)
+	p := mustProfile(f, "tiny")
+	p.ContextLength = 48
+	p.Decode.Linear.AMs = 0.001
+	s := New(p, Options{NoTrace: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Cleanup(cancel)
+	go s.Run(ctx)
+	routes := []string{"/v1/completions", "/v1/chat/completions", "/generate", "/generate_stream", "/completion", "/api/generate", "/api/chat"}
+	f.Fuzz(func(t *testing.T, route, body string) {
+		// The route string only picks one of the routes.
+		i := len(route) % len(routes)
+		for j, r := range routes {
+			if r == route {
+				i = j
+			}
+		}
+		route = routes[i]
+		req := httptest.NewRequest(http.MethodPost, route, strings.NewReader(body))
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		if w.Code == 0 {
+			t.Fatal("no status")
+		}
+	})
+}
