@@ -77,11 +77,11 @@ func seedTable(t *testing.T) []baselinePoint {
 	return nil
 }
 
-// The README's worked example reproduces the seed article's table within
+// The README's worked example (its exact flags) reproduces the seed article's table within
 // 10% in every cell (in virtual time: the real-time run takes ~90 s).
 func TestSeedReproduction(t *testing.T) {
 	dir := t.TempDir()
-	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4,16,32", "--ignore-eos=false", "-o", dir+"/seed.jsonl")
+	out, errw, code := runVirtual(t, append(seedExample(t), "-o", dir+"/seed.jsonl")...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}

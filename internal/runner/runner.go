@@ -64,18 +64,23 @@ func (r *Runner) take() int {
 // measured records in the order they finished. It returns early, with what
 // finished, when ctx is done.
 func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
-	var mu sync.Mutex
+	// Records go to the sink from one goroutine of their own, so a slow
+	// sink (a file write) never delays the next request of a slot.
 	var out []record.Record
-	emit := func(rec record.Record) {
-		mu.Lock()
-		defer mu.Unlock()
-		if r.Sink != nil {
-			r.Sink(rec)
+	queue := make(chan record.Record, 4096)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for rec := range queue {
+			if r.Sink != nil {
+				r.Sink(rec)
+			}
+			if !rec.Warmup {
+				out = append(out, rec)
+			}
 		}
-		if !rec.Warmup {
-			out = append(out, rec)
-		}
-	}
+	}()
+	emit := func(rec record.Record) { queue <- rec }
 	if st.Warmup > 0 {
 		c := st.Concurrency
 		if c <= 0 {
@@ -83,14 +88,15 @@ func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
 		}
 		r.closed(ctx, st, min(c, st.Warmup), st.Warmup, 0, true, emit)
 	}
-	if ctx.Err() != nil {
-		return out
+	if ctx.Err() == nil {
+		if st.Rate > 0 {
+			r.open(ctx, st, emit)
+		} else {
+			r.closed(ctx, st, st.Concurrency, st.Requests, st.Duration, false, emit)
+		}
 	}
-	if st.Rate > 0 {
-		r.open(ctx, st, emit)
-	} else {
-		r.closed(ctx, st, st.Concurrency, st.Requests, st.Duration, false, emit)
-	}
+	close(queue)
+	<-drained
 	return out
 }
 

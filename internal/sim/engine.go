@@ -155,6 +155,11 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 	var plan []chunk
 	var decoders []*Stream
+	// Steps end on a schedule of their own: a step that ended late (timers
+	// oversleep by a fraction of a millisecond) shortens the next, so the
+	// engine keeps its modelled pace in real time. Catch-up is bounded.
+	var planned time.Time
+	const maxCatchUp = 5 * time.Millisecond
 	for {
 		now := time.Now()
 		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
@@ -170,6 +175,7 @@ func (e *Engine) Run(ctx context.Context) {
 		}
 		publish()
 		if len(running) == 0 {
+			planned = time.Time{}
 			select {
 			case s := <-e.in:
 				waiting = append(waiting, s)
@@ -206,7 +212,12 @@ func (e *Engine) Run(ctx context.Context) {
 			dur = time.Duration(float64(dur) * min(max(f, 0.5), 1.5))
 		}
 
-		timer := time.NewTimer(dur)
+		base := time.Now()
+		if floor := base.Add(-maxCatchUp); planned.After(floor) {
+			base = planned
+		}
+		planned = base.Add(dur)
+		timer := time.NewTimer(time.Until(planned))
 	wait:
 		for {
 			select {
