@@ -1,0 +1,85 @@
+package summary
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+const msec = time.Millisecond
+
+// req builds an ok record sent at sent with chunks of the given tokens
+// every gap after ttft, done at the last chunk.
+func req(sent, ttft, gap time.Duration, tokens ...int) record.Record {
+	r := record.New(0)
+	r.Sent, r.Scheduled = sent, sent
+	at := sent + ttft
+	for _, n := range tokens {
+		r.AddChunk(at, n)
+		r.OutputTokens += n
+		at += gap
+	}
+	r.Done = r.LastToken
+	r.Status, r.OutputSource, r.ChunkSource = record.StatusOK, record.SourceUsage, record.SourceContinuous
+	return r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestFiguresByDefinition(t *testing.T) {
+	// One request: first chunk 1 token at 100 ms, then three chunks of 3
+	// tokens 30 ms apart: 10 tokens, decode 9 tokens in 90 ms.
+	s := Of([]record.Record{req(0, 100*msec, 30*msec, 1, 3, 3, 3)}, 1)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"TTFT ms", s.TTFT.Mean, 100},
+		{"E2E ms", s.E2E.Mean, 190},
+		{"TPOT ms", s.TPOT.Mean, 10},
+		{"decode tok/s", s.DecodeTokS.Mean, 100},
+		{"request tok/s", s.RequestTokS.Mean, 10 / 0.19},
+		{"ICL p50 ms", s.ICL.P50, 30},
+		{"ITL p50 ms (chunk-aware)", s.ITL.P50, 10},
+		{"ITL tokens", float64(s.ITL.N), 9},
+		{"tokens per chunk", s.TokensPerChunk, 2.5},
+		{"aggregate tok/s", s.AggregateTokS, 10 / 0.19},
+		{"wall s", s.WallS, 0.19},
+		{"effective concurrency", s.EffectiveConcurrency, 1},
+	} {
+		if !near(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestWarmupAndErrorsExcluded(t *testing.T) {
+	w := req(0, 10*msec, 10*msec, 1, 1)
+	w.Warmup = true
+	bad := record.New(1)
+	bad.Sent, bad.Done, bad.Status = 0, 50*msec, record.StatusHTTPError
+	s := Of([]record.Record{w, bad, req(0, 10*msec, 10*msec, 1, 1, 1)}, 2)
+	if s.Requests != 2 || s.OK != 1 || s.Errors[record.StatusHTTPError] != 1 || s.OutputTokens != 3 {
+		t.Errorf("requests %d ok %d errors %v tokens %d", s.Requests, s.OK, s.Errors, s.OutputTokens)
+	}
+	// The window runs from the first measured send to the last measured end.
+	if !near(s.WallS, 0.05) {
+		t.Errorf("wall %v s, want 0.05", s.WallS)
+	}
+}
+
+func TestSteadyStateExcludesDrain(t *testing.T) {
+	// Two requests in flight from 0 to 100 ms (one token each 10 ms), then
+	// one alone until 300 ms: the steady state is the first 100 ms only.
+	a := req(0, 10*msec, 10*msec, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1) // chunks at 10..100 ms
+	b := req(0, 10*msec, 10*msec, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+	s := Of([]record.Record{a, b}, 2)
+	if !near(s.SteadyTokS, 20/0.1) {
+		t.Errorf("steady %v tok/s, want 200", s.SteadyTokS)
+	}
+	if !near(s.AggregateTokS, 40/0.3) {
+		t.Errorf("aggregate %v tok/s, want %v", s.AggregateTokS, 40/0.3)
+	}
+}
