@@ -21,6 +21,7 @@ type Context struct {
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
 	OpenLoop     bool
+	Simulated    bool // the embedded simulator shared the client's CPUs
 }
 
 // Warning is one check that failed, for one stage or for the run.
@@ -70,12 +71,16 @@ func Warnings(stages []summary.Stage, c Context) []Warning {
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
 			add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked: the server did not honour ignore_eos, so per-request figures cover shorter outputs", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
 		}
+		shared := ""
+		if c.Simulated {
+			shared = " (here the embedded simulator shares the client's CPUs)"
+		}
 		if c.OpenLoop {
 			if s.Late > 0 {
-				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99)
+				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)
 			}
 		} else if s.ClientQueue.P99 > 1 {
-			add("client_lag", "client queue p99 is %.1f ms (over 1 ms): the client, not the server, may be the bottleneck", s.ClientQueue.P99)
+			add("client_lag", "client queue p99 is %.1f ms (over 1 ms): the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", s.ClientQueue.P99, shared)
 		}
 		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)

@@ -28,7 +28,9 @@ func (sglang) body(cfg *Config, req *record.Request) ([]byte, error) {
 }
 
 type sglangEvent struct {
-	Text     string `json:"text"`
+	// Text is cumulative and grows with every event: it is kept raw, as
+	// only its growth matters here, so the client never unescapes it.
+	Text     json.RawMessage `json:"text"`
 	MetaInfo struct {
 		FinishReason     json.RawMessage `json:"finish_reason"`
 		PromptTokens     int             `json:"prompt_tokens"`

@@ -346,7 +346,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 }
 
 func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, openLoop bool) {
-	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop})
+	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop, Simulated: setup.Simulated})
 	var verdict *analyze.Verdict
 	if !openLoop && len(sums) > 1 {
 		v := analyze.Scaling(sums)

@@ -136,6 +136,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	}
 	flusher := http.NewResponseController(w)
 	chunks := 0
+	// The chat route frames and detokenizes each chunk in turn: a queue
+	// with one server whose service time is the per-chunk cost. Tracking
+	// when each chunk is due (not sleeping a fixed time) keeps timer
+	// oversleep from adding up.
+	var due time.Time
 	for {
 		select {
 		case <-st.Ready():
@@ -158,9 +163,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 				}
 				continue
 			}
-			if g.chat && s.p.Chat.PerChunkMs > 0 && !sleep(ctx, ms(s.p.Chat.PerChunkMs)) {
-				s.eng.Cancel(st)
-				return
+			if g.chat && s.p.Chat.PerChunkMs > 0 {
+				due = later(due, time.Now()).Add(ms(s.p.Chat.PerChunkMs))
+				if !sleep(ctx, time.Until(due)) {
+					s.eng.Cancel(st)
+					return
+				}
 			}
 			if chunks == strikeAt {
 				switch strike {
@@ -222,6 +230,15 @@ func (s *Server) faultFor(route string) Fault {
 		return f
 	}
 	return s.p.Faults["*"]
+}
+
+// later is a, unless a is more than a timer's oversleep (1 ms) before b:
+// then the server was idle, not late, and b is when work resumes.
+func later(a, b time.Time) time.Time {
+	if a.Before(b.Add(-time.Millisecond)) {
+		return b
+	}
+	return a
 }
 
 func ms(v float64) time.Duration   { return time.Duration(v * float64(time.Millisecond)) }
