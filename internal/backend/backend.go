@@ -154,9 +154,12 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	rec.HTTPCode = resp.StatusCode
 	b.proto.read(resp.Body, clock, rec)
 	rec.Done = clock.Now()
-	// What follows [DONE] is the end of the chunked body: read it, so the
-	// connection goes back to the pool instead of being closed and redialled.
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	// After a normal end only the chunked body's terminator follows: read
+	// it, so the connection goes back to the pool instead of being closed
+	// and redialled. A failed stream is cut off instead.
+	if rec.Status == record.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
 	}
