@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// Open loop in virtual time: requests start on their Poisson schedule, and
+// with a cap of one in flight the late ones are counted and flagged.
+func TestOpenLoop(t *testing.T) {
+	dir := t.TempDir()
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "50", "--requests", "40", "--output-tokens", "10", "-o", dir+"/a.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, recs, _, err := results.ReadAll(dir + "/a.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summary.Of(recs, 0)
+	if s.Requests != 40 || s.Late != 0 || strings.Contains(out, "client_lag") {
+		t.Errorf("uncapped: %d requests, %d late\n%s", s.Requests, s.Late, out)
+	}
+	// Records are in finishing order; the schedule's mean gap is 1/rate.
+	first, last := recs[0].Scheduled, recs[0].Scheduled
+	for _, r := range recs {
+		first, last = min(first, r.Scheduled), max(last, r.Scheduled)
+	}
+	if mean := (last - first).Seconds() / 39; mean < 0.01 || mean > 0.04 {
+		t.Errorf("mean scheduled gap %.3f s at 50/s", mean)
+	}
+
+	out, errw, code = runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "50", "-c", "1", "--requests", "40", "--output-tokens", "50", "-o", dir+"/b.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, recs, _, _ = results.ReadAll(dir + "/b.jsonl")
+	if s := summary.Of(recs, 1); s.Late == 0 || !strings.Contains(out, "behind schedule") {
+		t.Errorf("capped at 1 with 50 ms requests at 50/s: %d late\n%s", s.Late, out)
+	}
+}
+
+func TestSimCommand(t *testing.T) {
+	var out, errw bytes.Buffer
+	e := &env{stdout: &out, stderr: &errw, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), []string{"sim", "--list-profiles"}, e); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	for _, name := range []string{"seed-qwen3.5-397b-8x-rtxpro6000", "seed-qwen3.5-397b-8x-rtxpro6000-mtp", "llama-3.1-8b-1xh100", "tiny"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("--list-profiles lacks %s:\n%s", name, out.String())
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		var out, errw bytes.Buffer
+		e := &env{stdout: &out, stderr: &errw, getenv: func(string) string { return "" },
+			listen: func(string) (net.Listener, error) { return n, nil }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int)
+		go func() { done <- run(ctx, []string{"sim", "--profile", "tiny"}, e) }()
+		time.Sleep(time.Second)
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d: %s", code, errw.String())
+		}
+		if first, _, _ := strings.Cut(out.String(), "\n"); first != "http://127.0.0.1:8000" {
+			t.Errorf("first line %q, want the URL", first)
+		}
+	})
+}
+
+func TestReportCutFile(t *testing.T) {
+	dir := t.TempDir()
+	_, _, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "2", "--output-tokens", "10", "-o", dir+"/r.jsonl")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	b, _ := os.ReadFile(dir + "/r.jsonl")
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	// Drop the end line and cut the last request in half, as a crash would.
+	cut := strings.Join(lines[:len(lines)-2], "") + lines[len(lines)-2][:40]
+	os.WriteFile(dir+"/cut.jsonl", []byte(cut), 0o644)
+	var out, errw bytes.Buffer
+	if code := Run(context.Background(), []string{"report", dir + "/cut.jsonl"}, nil, &out, &errw); code != 0 {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	for _, want := range []string{"last line of", "was cut short", "did not finish cleanly", "|   2 |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
