@@ -26,10 +26,16 @@ import (
 
 // Config selects a server, a protocol and the client's transport.
 type Config struct {
-	URL      string // base URL, e.g. http://127.0.0.1:30000
-	Endpoint string // generate, completions or chat
-	Model    string
-	APIKey   string
+	URL string // base URL, e.g. http://127.0.0.1:30000
+	// Endpoint is generate (the engine's native raw endpoint), completions
+	// or chat (OpenAI), or api-chat (Ollama's native chat).
+	Endpoint string
+	// Engine picks the native protocol of generate: sglang, tgi, llamacpp, ollama.
+	Engine string
+	// CachePrompt lets llama.cpp reuse its prompt cache (off: TTFT is honest).
+	CachePrompt bool
+	Model       string
+	APIKey      string
 	// Conns is the expected number of concurrent requests (sizes the pool).
 	Conns int
 	// Dial replaces the network dialer (tests use in-memory pipes).
@@ -61,11 +67,31 @@ func New(cfg Config) (*Backend, error) {
 	case "chat":
 		p = &openAI{chat: true}
 	case "generate":
-		p = &sglang{}
+		switch cfg.Engine {
+		case "sglang":
+			p = sglang{}
+		case "tgi":
+			p = tgi{}
+		case "llamacpp":
+			p = llamaCpp{}
+		case "ollama":
+			p = ollama{}
+		default:
+			return nil, fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine sglang|tgi|llamacpp|ollama)", engineName(cfg.Engine))
+		}
+	case "api-chat":
+		p = ollama{chat: true}
 	default:
-		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions or chat)", cfg.Endpoint)
+		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions, chat or api-chat)", cfg.Endpoint)
 	}
 	return &Backend{cfg: cfg, client: NewClient(cfg.Conns, cfg.Dial), url: strings.TrimSuffix(cfg.URL, "/") + p.route(), proto: p}, nil
+}
+
+func engineName(e string) string {
+	if e == "" {
+		return "unidentified"
+	}
+	return e
 }
 
 // NewClient is an HTTP client fit for measuring: no proxy, no compression,

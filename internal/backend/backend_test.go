@@ -55,6 +55,10 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+func readCapture(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", name))
+}
+
 func capture(t *testing.T, name string) *os.File {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "wire", name))

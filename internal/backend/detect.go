@@ -3,73 +3,99 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
 
-// Detect asks a server what it is (from the identity route each engine
-// has) and which models it serves. It fails with one clear line when the
-// server cannot be reached or is not ready.
+// ProbeTimeout bounds each detection request: a server that accepts
+// connections but never answers cannot hang tokperf.
+var ProbeTimeout = 5 * time.Second
+
+// probe is one identity route and what its answer must hold.
+type probe struct {
+	path, engine, versionKey string
+	is                       func(map[string]any) bool
+}
+
+var probes = []probe{
+	{"/server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
+	{"/get_server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
+	{"/info", "tgi", "version", func(m map[string]any) bool { return m["model_id"] != nil && m["router"] != nil }},
+	{"/props", "llamacpp", "build_info", func(m map[string]any) bool {
+		return m["default_generation_settings"] != nil || m["total_slots"] != nil
+	}},
+	{"/api/version", "ollama", "version", func(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }},
+	{"/version", "vllm", "version", func(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }},
+}
+
+// Detect asks a server what it is, from the identity route each engine has
+// (all probed at once, each within ProbeTimeout), and which models it
+// serves. It fails with one clear line when the server cannot be reached,
+// does not answer, or is not ready.
 func Detect(ctx context.Context, client *http.Client, base, apiKey string) (record.Server, []string, error) {
 	base = strings.TrimSuffix(base, "/")
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var models []string
-	var list struct {
+	type answer struct {
+		code int
+		body map[string]any
+		err  error
+	}
+	answers := make([]answer, len(probes)+1)
+	var models struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	code, err := getJSON(ctx, client, base+"/v1/models", apiKey, &list)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+			defer cancel()
+			if i == len(probes) {
+				answers[i].code, answers[i].err = getJSON(pctx, client, base+"/v1/models", apiKey, &models)
+				return
+			}
+			answers[i].code, answers[i].err = getJSON(pctx, client, base+probes[i].path, apiKey, &answers[i].body)
+		})
+	}
+	wg.Wait()
+	m := answers[len(probes)]
 	switch {
-	case err != nil:
-		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", Redact(base), err)
-	case code == http.StatusServiceUnavailable:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered 503: the server is not ready (still loading?)", Redact(base))
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d: check --api-key or OPENAI_API_KEY", Redact(base), code)
-	case code == http.StatusOK:
-		for _, m := range list.Data {
-			models = append(models, m.ID)
-		}
+	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
+		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer /v1/models within %v", Redact(base), ProbeTimeout)
+	case m.err != nil:
+		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", Redact(base), m.err)
+	case m.code == http.StatusServiceUnavailable:
+		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered 503: the server is not ready (still loading? try --wait-ready)", Redact(base))
+	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
+		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d: check --api-key or OPENAI_API_KEY", Redact(base), m.code)
 	}
-	probes := []struct {
-		path, engine, versionKey string
-	}{
-		{"/server_info", "sglang", "version"},
-		{"/version", "vllm", "version"},
-		{"/info", "tgi", "version"},
-		{"/props", "llamacpp", "build_info"},
-		{"/api/version", "ollama", "version"},
+	var ids []string
+	for _, d := range models.Data {
+		ids = append(ids, d.ID)
 	}
-	for _, p := range probes {
-		var info map[string]any
-		code, err := getJSON(ctx, client, base+p.path, apiKey, &info)
-		if err != nil || code != http.StatusOK || info == nil {
+	for i, p := range probes {
+		a := answers[i]
+		if a.err != nil || a.code != http.StatusOK || a.body == nil || !p.is(a.body) {
 			continue
 		}
-		if p.engine == "tgi" && info["router"] == nil && info["model_id"] == nil {
-			continue
-		}
-		if p.engine == "vllm" && len(info) != 1 {
-			continue // /version on something else
-		}
-		s := record.Server{Engine: p.engine, Info: trim(info)}
-		if v, ok := info[p.versionKey].(string); ok {
+		s := record.Server{Engine: p.engine, Info: trim(a.body)}
+		if v, ok := a.body[p.versionKey].(string); ok {
 			s.Version = v
 		}
-		return s, models, nil
+		return s, ids, nil
 	}
-	if code != http.StatusOK {
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d and no known identity route answered: is this an inference server?", Redact(base), code)
+	if m.code != http.StatusOK {
+		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d and no known identity route answered: is this an inference server?", Redact(base), m.code)
 	}
-	return record.Server{Engine: "openai"}, models, nil
+	return record.Server{Engine: "openai"}, ids, nil
 }
 
 // trim keeps the scalar fields of an identity answer, for the result header.
@@ -107,6 +133,43 @@ func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) 
 	return resp.StatusCode, nil
 }
 
+// WaitReady polls a freshly started server until it serves: /health answers
+// 200 (503 or "Loading model" mean wait), then /v1/models does. It returns
+// how long that took, or an error at the timeout.
+func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, timeout time.Duration) (time.Duration, error) {
+	base = strings.TrimSuffix(base, "/")
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for _, path := range []string{"/health", "/v1/models"} {
+		for {
+			pctx, pcancel := context.WithTimeout(ctx, ProbeTimeout)
+			var ignored any
+			code, err := getJSON(pctx, client, base+path, apiKey, &ignored)
+			pcancel()
+			if err == nil && code == http.StatusOK {
+				break
+			}
+			if err == nil && code == http.StatusNotFound && path == "/health" {
+				break // no /health on this server: go on to /v1/models
+			}
+			last = fmt.Sprintf("%s: HTTP %d", path, code)
+			if err != nil {
+				last = fmt.Sprintf("%s: %v", path, err)
+			}
+			t := time.NewTimer(500 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return time.Since(start), fmt.Errorf("%s not ready after %v (last: %s)", Redact(base), timeout, last)
+			}
+		}
+	}
+	return time.Since(start), nil
+}
+
 // Redact drops credentials and query from a URL, for output and files.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
@@ -118,9 +181,11 @@ func Redact(raw string) string {
 	return u.String()
 }
 
-// DefaultEndpoint is the raw generation endpoint of an engine.
+// DefaultEndpoint is the raw generation endpoint of an engine: its native
+// one where tokperf speaks it, else OpenAI completions.
 func DefaultEndpoint(engine string) string {
-	if engine == "sglang" {
+	switch engine {
+	case "sglang", "tgi", "llamacpp", "ollama":
 		return "generate"
 	}
 	return "completions"

@@ -70,9 +70,10 @@ type openAIChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage   *openAIUsage `json:"usage"`
-	Error   *streamError `json:"error"`
-	Message string       `json:"message"` // some servers' error objects
+	Usage   *openAIUsage  `json:"usage"`
+	Timings *llamaTimings `json:"timings"` // llama.cpp, on the last chunk
+	Error   *streamError  `json:"error"`
+	Message string        `json:"message"` // some servers' error objects
 }
 
 type streamError struct {
@@ -118,6 +119,9 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 			}
 			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+msg
 			return
+		}
+		if t := c.Timings.timing(); t != nil {
+			rec.Server = t
 		}
 		var content, reasoning, tool bool
 		for _, ch := range c.Choices {

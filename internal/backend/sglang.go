@@ -36,6 +36,7 @@ type sglangEvent struct {
 		PromptTokens     int             `json:"prompt_tokens"`
 		CompletionTokens int             `json:"completion_tokens"`
 		CachedTokens     int             `json:"cached_tokens"`
+		E2ELatency       float64         `json:"e2e_latency"`
 	} `json:"meta_info"`
 	Error *streamError `json:"error"`
 }
@@ -72,6 +73,9 @@ func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		rec.PromptTokens, rec.PromptSource, rec.CachedTokens = m.PromptTokens, record.SourceUsage, m.CachedTokens
 		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
 			sawFinish = true
+			if m.E2ELatency > 0 {
+				rec.Server = &record.ServerTiming{E2EMs: m.E2ELatency * 1e3, OutputTokens: m.CompletionTokens}
+			}
 			var fr struct {
 				Type string `json:"type"`
 			}

@@ -74,8 +74,35 @@ func (v *floats) Set(s string) error {
 	return nil
 }
 
+// waitReady is --wait-ready[=TIMEOUT]: alone it waits up to 10 minutes.
+type waitReady time.Duration
+
+func (w *waitReady) String() string { return time.Duration(*w).String() }
+
+func (w *waitReady) IsBoolFlag() bool { return true }
+
+func (w *waitReady) Set(s string) error {
+	switch s {
+	case "true":
+		*w = waitReady(10 * time.Minute)
+	case "false":
+		*w = 0
+	default:
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration", s)
+		}
+		*w = waitReady(d)
+	}
+	return nil
+}
+
 // loadFlags are the flags of run and sweep.
 type loadFlags struct {
+	wait                                                waitReady
+	sharedPrefix                                        int
+	cachePrompt                                         bool
+	engine                                              string
 	url, endpoint, model, apiKey, out, profile, arrival string
 	conc                                                ints
 	rates                                               floats
@@ -89,7 +116,11 @@ type loadFlags struct {
 
 func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
-	fs.StringVar(&f.endpoint, "endpoint", "", "generate, completions or chat (default: the server's raw generation endpoint)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, or api-chat (Ollama) (default: the raw generation endpoint)")
+	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: sglang, vllm, tgi, llamacpp, ollama, openai")
+	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
+	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
+	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default $OPENAI_API_KEY; never written to any file)")
 	fs.StringVar(&f.out, "out", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
@@ -145,9 +176,19 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		}
 	}
 	switch f.endpoint {
-	case "", "generate", "completions", "chat":
+	case "", "generate", "completions", "chat", "api-chat":
 	default:
-		return usagef("--endpoint %q: want generate, completions or chat", f.endpoint)
+		return usagef("--endpoint %q: want generate, completions, chat or api-chat", f.endpoint)
+	}
+	switch f.engine {
+	case "", "sglang", "vllm", "tgi", "llamacpp", "ollama", "openai":
+	default:
+		return usagef("--engine %q: want sglang, vllm, tgi, llamacpp, ollama or openai", f.engine)
+	}
+	if f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens {
+		if f.sharedPrefix != 0 {
+			return usagef("--shared-prefix must be below --input-tokens")
+		}
 	}
 	if _, err := schedule.Parse(f.arrival); err != nil {
 		return usagef("--arrival: %v", err)
@@ -250,11 +291,22 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		fmt.Fprintf(e.stderr, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", base, p.Name, p.Description)
 	}
 
-	client := backend.NewClient(4, e.dial)
+	client := backend.NewClient(8, e.dial)
+	defer client.CloseIdleConnections()
+	if f.wait > 0 {
+		took, err := backend.WaitReady(ctx, client, base, f.apiKey, time.Duration(f.wait))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
+	}
 	server, models, err := backend.Detect(ctx, client, base, f.apiKey)
-	client.CloseIdleConnections()
 	if err != nil {
 		return err
+	}
+	if f.engine != "" && f.engine != server.Engine {
+		fmt.Fprintf(e.stderr, "--engine %s overrides the detected %q\n", f.engine, server.Engine)
+		server.Engine = f.engine
 	}
 	setup.Server = server
 	setup.Model = f.model
@@ -268,13 +320,21 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 	if setup.Endpoint == "" {
 		setup.Endpoint = backend.DefaultEndpoint(server.Engine)
 	}
-	b, err := backend.New(backend.Config{URL: base, Endpoint: setup.Endpoint, Model: setup.Model, APIKey: f.apiKey, Conns: maxConns, Dial: e.dial})
+	b, err := backend.New(backend.Config{URL: base, Endpoint: setup.Endpoint, Engine: server.Engine, Model: setup.Model,
+		APIKey: f.apiKey, Conns: maxConns, Dial: e.dial, CachePrompt: f.cachePrompt})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer b.Close()
+	if f.wait > 0 {
+		took, err := firstGeneration(ctx, b, time.Duration(f.wait))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "first 1-token generation ok after %.1f s more\n", took.Seconds())
+	}
 	setup.Route = b.Route()
-	setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed}
+	setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed, SharedPrefix: f.sharedPrefix}
 	setup.Sampling = record.Sampling{Temperature: f.temperature}
 	setup.Load = record.Load{Requests: f.requests, DurationS: f.duration.Seconds(), Warmup: f.warmup, TimeoutS: f.timeout.Seconds()}
 	if len(f.rates) > 0 {
@@ -299,7 +359,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	var writeErr error
-	wl := workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed}
+	wl := workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
 	r := &runner.Runner{
 		Backend: b, Source: wl.Request, Clock: clock,
 		Sink: func(rec record.Record) {
@@ -343,6 +403,29 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// firstGeneration retries a 1-token request until one succeeds: the last
+// step of --wait-ready, since a server can answer /health before it generates.
+func firstGeneration(ctx context.Context, b *backend.Backend, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	clock := record.NewClock()
+	var last string
+	for time.Since(start) < timeout {
+		rec := record.New(-1)
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		b.Do(rctx, clock, record.Request{Prompt: "ready?", MaxTokens: 1}, &rec)
+		cancel()
+		if rec.OK() {
+			return time.Since(start), nil
+		}
+		last = rec.Error
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return time.Since(start), fmt.Errorf("no 1-token generation succeeded within %v (last: %s)", timeout, last)
 }
 
 func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, openLoop bool) {

@@ -116,6 +116,27 @@ type Record struct {
 	FinishReason string
 	// Retries counts re-sends after a connection failed before any response byte.
 	Retries int
+	// Endpoint is set when a run mixes endpoints (tokperf overhead).
+	Endpoint string
+	// Server is the request's timing as the server reported it, if it did.
+	Server *ServerTiming
+}
+
+// ServerTiming is what a server says about one request's timing (llama.cpp
+// timings, Ollama durations, SGLang e2e_latency). Zero means not reported.
+type ServerTiming struct {
+	PromptMs     float64 `json:"prompt_ms,omitempty"`     // prompt processing
+	DecodeMs     float64 `json:"decode_ms,omitempty"`     // generating OutputTokens
+	E2EMs        float64 `json:"e2e_ms,omitempty"`        // the whole request
+	OutputTokens int     `json:"output_tokens,omitempty"` // tokens the decode time covers
+}
+
+// DecodeTokS is the server's own decode speed, or 0 when not reported.
+func (t *ServerTiming) DecodeTokS() float64 {
+	if t == nil || t.DecodeMs <= 0 || t.OutputTokens <= 0 {
+		return 0
+	}
+	return float64(t.OutputTokens) / t.DecodeMs * 1e3
 }
 
 // New returns a Record with every optional time Unset.

@@ -31,6 +31,7 @@ type Workload struct {
 	OutputTokens int   `json:"output_tokens"`
 	IgnoreEOS    bool  `json:"ignore_eos"`
 	Seed         int64 `json:"seed"`
+	SharedPrefix int   `json:"shared_prefix,omitempty"` // tokens all prompts share
 }
 
 // Load is how many requests start and when.

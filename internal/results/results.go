@@ -49,31 +49,33 @@ type End struct {
 // line is a request as stored: offsets in nanoseconds since the run's
 // start, absent times omitted, chunks as [offset_ns, tokens] pairs.
 type line struct {
-	Type         string     `json:"type"` // "request"
-	ID           int        `json:"id"`
-	Stage        int        `json:"stage"`
-	Concurrency  int        `json:"concurrency"`
-	Rate         float64    `json:"rate,omitempty"`
-	Warmup       bool       `json:"warmup,omitempty"`
-	Scheduled    int64      `json:"scheduled_ns"`
-	Sent         int64      `json:"sent_ns"`
-	FirstByte    *int64     `json:"first_byte_ns,omitempty"`
-	FirstToken   *int64     `json:"first_token_ns,omitempty"`
-	FirstContent *int64     `json:"first_content_ns,omitempty"`
-	LastToken    *int64     `json:"last_token_ns,omitempty"`
-	Done         int64      `json:"done_ns"`
-	Chunks       [][2]int64 `json:"chunks"`
-	OutputTokens int        `json:"output_tokens"`
-	OutputSource string     `json:"output_source"`
-	ChunkSource  string     `json:"chunk_source"`
-	PromptTokens int        `json:"prompt_tokens"`
-	PromptSource string     `json:"prompt_source,omitempty"`
-	CachedTokens int        `json:"cached_tokens,omitempty"`
-	Status       string     `json:"status"`
-	HTTPCode     int        `json:"http_code,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	FinishReason string     `json:"finish_reason,omitempty"`
-	Retries      int        `json:"retries,omitempty"`
+	Type         string               `json:"type"` // "request"
+	ID           int                  `json:"id"`
+	Stage        int                  `json:"stage"`
+	Concurrency  int                  `json:"concurrency"`
+	Rate         float64              `json:"rate,omitempty"`
+	Warmup       bool                 `json:"warmup,omitempty"`
+	Scheduled    int64                `json:"scheduled_ns"`
+	Sent         int64                `json:"sent_ns"`
+	FirstByte    *int64               `json:"first_byte_ns,omitempty"`
+	FirstToken   *int64               `json:"first_token_ns,omitempty"`
+	FirstContent *int64               `json:"first_content_ns,omitempty"`
+	LastToken    *int64               `json:"last_token_ns,omitempty"`
+	Done         int64                `json:"done_ns"`
+	Chunks       [][2]int64           `json:"chunks"`
+	OutputTokens int                  `json:"output_tokens"`
+	OutputSource string               `json:"output_source"`
+	ChunkSource  string               `json:"chunk_source"`
+	PromptTokens int                  `json:"prompt_tokens"`
+	PromptSource string               `json:"prompt_source,omitempty"`
+	CachedTokens int                  `json:"cached_tokens,omitempty"`
+	Status       string               `json:"status"`
+	HTTPCode     int                  `json:"http_code,omitempty"`
+	Error        string               `json:"error,omitempty"`
+	FinishReason string               `json:"finish_reason,omitempty"`
+	Retries      int                  `json:"retries,omitempty"`
+	Endpoint     string               `json:"endpoint,omitempty"`
+	Server       *record.ServerTiming `json:"server,omitempty"`
 }
 
 func opt(d time.Duration) *int64 {
@@ -99,7 +101,7 @@ func toLine(r *record.Record) line {
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
 		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
 		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
-		FinishReason: r.FinishReason, Retries: r.Retries,
+		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 	}
 	for i, c := range r.Chunks {
 		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
@@ -115,7 +117,7 @@ func (l *line) record() record.Record {
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
 		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
 		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
-		FinishReason: l.FinishReason, Retries: l.Retries,
+		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 	}
 	if len(l.Chunks) > 0 {
 		r.Chunks = make([]record.Chunk, len(l.Chunks))

@@ -50,7 +50,12 @@ func measure(t *testing.T, p *sim.Profile, endpoint string, c, n, out int, ignor
 		t.Fatal(err)
 	}
 	defer stop()
-	b, err := backend.New(backend.Config{URL: url, Endpoint: endpoint, Model: p.Model, Conns: c})
+	// "generate:tgi" is the native endpoint of an engine.
+	endpoint, engine, _ := strings.Cut(endpoint, ":")
+	if engine == "" {
+		engine = p.Engine
+	}
+	b, err := backend.New(backend.Config{URL: url, Endpoint: endpoint, Engine: engine, Model: p.Model, Conns: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +89,8 @@ func TestMeasurementsMatchGroundTruth(t *testing.T) {
 	for _, tc := range []struct {
 		endpoint string
 		c        int
-	}{{"completions", 1}, {"completions", 16}, {"completions", 64}, {"chat", 16}} {
+	}{{"completions", 1}, {"completions", 16}, {"completions", 64}, {"chat", 16},
+		{"generate:sglang", 16}, {"generate:tgi", 16}, {"generate:llamacpp", 16}, {"generate:ollama", 16}, {"api-chat:ollama", 16}} {
 		t.Run(fmt.Sprintf("%s C=%d", tc.endpoint, tc.c), func(t *testing.T) {
 			p := profile(t, "eos_probability: 0.01\n")
 			// Timing is checked on the best of three attempts: the client and
@@ -152,9 +158,9 @@ func truthProblems(t *testing.T, res result) []string {
 }
 
 func TestSeveralTokensPerChunk(t *testing.T) {
-	for _, endpoint := range []string{"completions", "generate"} {
+	for _, endpoint := range []string{"completions", "generate:sglang", "generate:llamacpp"} {
 		t.Run(endpoint, func(t *testing.T) {
-			p := profile(t, "stream_interval: 3\nengine: sglang\n")
+			p := profile(t, "stream_interval: 3\n")
 			res := measure(t, p, endpoint, 4, 8, 150, true)
 			s := res.stage
 			trueTokens, trueChunks := 0, 0

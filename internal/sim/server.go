@@ -250,6 +250,10 @@ func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if s.loading() {
+		openAIError(w, 503, "Loading model")
+		return
+	}
 	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{
 		"id": s.p.Model, "object": "model", "created": s.start.Unix(), "owned_by": s.p.Engine, "max_model_len": s.p.ContextLength,
 	}}})

@@ -23,6 +23,9 @@ type Synthetic struct {
 	IgnoreEOS    bool
 	Temperature  float64
 	Seed         int64
+	// SharedPrefix is how many leading tokens every prompt shares (to study
+	// a prefix cache on purpose); the rest of each prompt is its own.
+	SharedPrefix int
 }
 
 var words = strings.Fields(`the of and to in is was for on that with as by at from his her an it
@@ -48,13 +51,23 @@ having seen death experience body word half really week field car words already 
 
 // Request builds the i-th request of a run.
 func (s *Synthetic) Request(i int) record.Request {
-	r := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
 	var b strings.Builder
 	n := max(s.InputTokens, 1)
-	// A distinct first word keeps prompts from sharing a cacheable prefix.
+	shared := rand.New(rand.NewPCG(uint64(s.Seed), 0x5a5ed))
+	for k := range min(s.SharedPrefix, n-1) {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[shared.IntN(len(words))])
+	}
+	// A distinct word after the shared part keeps the rest from being cached.
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
 	b.WriteString("r")
 	b.WriteString(strconv.Itoa(i))
-	for range n - 1 {
+	r := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
+	for range n - 1 - min(s.SharedPrefix, n-1) {
 		b.WriteByte(' ')
 		b.WriteString(words[r.IntN(len(words))])
 	}

@@ -1,0 +1,125 @@
+package backend
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// The real native streams of llama.cpp and Ollama, read by the client.
+func TestNativeCaptures(t *testing.T) {
+	type want struct {
+		status   record.Status
+		output   int
+		source   record.TokenSource
+		chunks   int
+		finish   string
+		prompt   int
+		decodeMs float64
+	}
+	for _, tc := range []struct {
+		file  string
+		proto protocol
+		want  want
+	}{
+		{"llama-native-completion.sse", llamaCpp{}, want{record.StatusOK, 6, record.SourceUsage, 6, "limit", 2, 9.947}},
+		{"llama-native-completion-timings-per-token.sse", llamaCpp{}, want{record.StatusOK, 3, record.SourceUsage, 3, "limit", 2, 0}},
+		{"ollama-generate.ndjson", ollama{}, want{record.StatusOK, 6, record.SourceUsage, 6, "length", 29, 1002.195405}},
+		{"ollama-apichat.ndjson", ollama{chat: true}, want{record.StatusOK, 6, record.SourceUsage, 6, "length", 29, 899.548922}},
+		{"llama-completions-usage.sse", &openAI{}, want{record.StatusOK, 6, record.SourceUsage, 6, "length", 2, 9.476}},
+		{"llama-chat-usage.sse", &openAI{chat: true}, want{record.StatusOK, 6, record.SourceUsage, 6, "length", 29, 7.762}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rec := record.New(0)
+			tc.proto.read(capture(t, tc.file), record.NewClock(), &rec)
+			got := want{rec.Status, rec.OutputTokens, rec.OutputSource, len(rec.Chunks), rec.FinishReason, rec.PromptTokens, 0}
+			if rec.Server != nil {
+				got.decodeMs = rec.Server.DecodeMs
+			}
+			if tc.want.decodeMs == 0 && rec.Server != nil {
+				tc.want.decodeMs = rec.Server.DecodeMs // timings present, value not pinned
+			}
+			if got != tc.want {
+				t.Errorf("got %+v\nwant %+v (error %q)", got, tc.want, rec.Error)
+			}
+		})
+	}
+}
+
+func TestTGIStream(t *testing.T) {
+	in := "data:{\"index\":1,\"token\":{\"id\":5,\"text\":\" a\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n" +
+		"data:{\"index\":2,\"token\":{\"id\":6,\"text\":\" b\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n" +
+		"data:{\"index\":3,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.1,\"special\":true},\"generated_text\":\" a b\",\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":3,\"seed\":null,\"input_length\":4}}\n\n"
+	rec := record.New(0)
+	tgi{}.read(strings.NewReader(in), record.NewClock(), &rec)
+	var sizes []int
+	for _, c := range rec.Chunks {
+		sizes = append(sizes, c.Tokens)
+	}
+	if rec.Status != record.StatusOK || rec.OutputTokens != 3 || rec.PromptTokens != 4 || rec.FinishReason != "eos_token" || !cmp.Equal(sizes, []int{1, 1, 1}) {
+		t.Errorf("status %q output %d prompt %d finish %q chunks %v", rec.Status, rec.OutputTokens, rec.PromptTokens, rec.FinishReason, sizes)
+	}
+	rec = record.New(0)
+	tgi{}.read(strings.NewReader("data:{\"error\":\"Request failed during generation\",\"error_type\":\"generation\"}\n\n"), record.NewClock(), &rec)
+	if rec.Status != record.StatusStreamError {
+		t.Errorf("error event: status %q", rec.Status)
+	}
+	rec = record.New(0)
+	tgi{}.read(strings.NewReader(in[:strings.Index(in, "data:{\"index\":3")]), record.NewClock(), &rec)
+	if rec.Status != record.StatusIncomplete {
+		t.Errorf("no details: status %q, want incomplete", rec.Status)
+	}
+}
+
+func TestLlamaCppChunkSizes(t *testing.T) {
+	in := "data: {\"content\":\" a b\",\"tokens\":[1, 2],\"stop\":false}\n\n" +
+		"data: {\"content\":\" c\",\"tokens\":[3],\"stop\":false}\n\n" +
+		"data: {\"content\":\"\",\"tokens\":[],\"stop\":true,\"stop_type\":\"eos\",\"tokens_predicted\":3,\"tokens_evaluated\":5,\"timings\":{\"prompt_ms\":4,\"predicted_n\":3,\"predicted_ms\":30}}\n\n"
+	rec := record.New(0)
+	llamaCpp{}.read(strings.NewReader(in), record.NewClock(), &rec)
+	var sizes []int
+	for _, c := range rec.Chunks {
+		sizes = append(sizes, c.Tokens)
+	}
+	if !cmp.Equal(sizes, []int{2, 1}) || rec.OutputTokens != 3 || rec.ChunkSource != record.SourceContinuous || rec.Server.DecodeTokS() != 100 {
+		t.Errorf("chunks %v output %d chunk source %q server %+v", sizes, rec.OutputTokens, rec.ChunkSource, rec.Server)
+	}
+}
+
+func FuzzTGIStream(f *testing.F) {
+	seedCorpus(f)
+	f.Add([]byte("data:{\"token\":{\"text\":\"a\"},\"details\":{\"generated_tokens\":1}}\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rec := record.New(0)
+		tgi{}.read(strings.NewReader(string(in)), record.NewClock(), &rec)
+		checkRecord(t, &rec)
+	})
+}
+
+func FuzzLlamaCppStream(f *testing.F) {
+	seedCorpus(f)
+	f.Add([]byte("data: {\"content\":\"a\",\"tokens\":[1,2],\"stop\":true,\"tokens_predicted\":2}\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rec := record.New(0)
+		llamaCpp{}.read(strings.NewReader(string(in)), record.NewClock(), &rec)
+		checkRecord(t, &rec)
+	})
+}
+
+func FuzzOllamaStream(f *testing.F) {
+	for _, name := range []string{"ollama-generate.ndjson", "ollama-apichat.ndjson"} {
+		if b, err := readCapture(name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("{\"response\":\"a\",\"done\":false}\n{\"done\":true,\"eval_count\":1}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, chat := range []bool{false, true} {
+			rec := record.New(0)
+			ollama{chat: chat}.read(strings.NewReader(string(in)), record.NewClock(), &rec)
+			checkRecord(t, &rec)
+		}
+	})
+}
