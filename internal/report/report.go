@@ -122,6 +122,22 @@ func Describe(s record.Setup) string {
 	return b.String()
 }
 
+// ServerLine sets the server's own timing of the stage's requests beside
+// the client's, with the difference; empty when the server reports none.
+func ServerLine(s summary.Stage) string {
+	var parts []string
+	if d := s.ServerDecodeTokS; d.N > 0 {
+		parts = append(parts, fmt.Sprintf("decode %.1f tok/s vs the client's %.1f (%+.1f%%)", d.Mean, s.DecodeTokS.Mean, 100*(s.DecodeTokS.Mean/d.Mean-1)))
+	}
+	if d := s.ServerE2E; d.N > 0 {
+		parts = append(parts, fmt.Sprintf("E2E %.0f ms vs the client's %.0f (%+.1f ms)", d.Mean, s.E2E.Mean, s.E2E.Mean-d.Mean))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: the server reports %s, for %d requests", analyze.Label(s), strings.Join(parts, "; "), s.ServerTimed)
+}
+
 // Text writes the full human report: what was measured, the table, the
 // definitions used, the warnings and the verdict.
 func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []analyze.Warning, verdict *analyze.Verdict) {
@@ -134,6 +150,11 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []an
 	for _, s := range stages {
 		if s.TokensPerChunk > 1.05 {
 			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
+		}
+	}
+	for _, s := range stages {
+		if line := ServerLine(s); line != "" {
+			fmt.Fprintln(w, line)
 		}
 	}
 	for _, wn := range warnings {

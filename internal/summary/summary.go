@@ -52,6 +52,11 @@ type Stage struct {
 	ITL         stats.Dist `json:"itl_ms"` // token-weighted
 	ICL         stats.Dist `json:"icl_ms"`
 
+	// What the server reported about the same requests, where it did.
+	ServerTimed      int        `json:"server_timed,omitempty"`
+	ServerDecodeTokS stats.Dist `json:"server_decode_tok_s"`
+	ServerE2E        stats.Dist `json:"server_e2e_ms"`
+
 	// Token sources over ok requests, for the warnings.
 	OutputSources map[record.TokenSource]int `json:"output_sources"`
 	ChunkSources  map[record.TokenSource]int `json:"chunk_sources"`
@@ -68,6 +73,7 @@ func Of(recs []record.Record, target int) Stage {
 	s := Stage{Concurrency: target, Errors: map[record.Status]int{}, OutputSources: map[record.TokenSource]int{}, ChunkSources: map[record.TokenSource]int{}}
 	var queue, ttft, ttfo, e2e, tpot, decode, reqTokS, icl []float64
 	var itl []stats.Weighted
+	var srvDecode, srvE2E []float64
 	var first, last time.Duration = math.MaxInt64, math.MinInt64
 	var busy time.Duration
 	chunks := 0
@@ -103,6 +109,15 @@ func Of(recs []record.Record, target int) Stage {
 		s.OutputSources[r.OutputSource]++
 		s.ChunkSources[r.ChunkSource]++
 		chunks += len(r.Chunks)
+		if t := r.Server; t != nil {
+			s.ServerTimed++
+			if v := t.DecodeTokS(); v > 0 {
+				srvDecode = append(srvDecode, v)
+			}
+			if t.E2EMs > 0 {
+				srvE2E = append(srvE2E, t.E2EMs)
+			}
+		}
 		if len(r.Chunks) == 0 {
 			continue
 		}
@@ -150,6 +165,7 @@ func Of(recs []record.Record, target int) Stage {
 	s.TTFT, s.TTFO, s.E2E = stats.Describe(ttft), stats.Describe(ttfo), stats.Describe(e2e)
 	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(tpot), stats.Describe(decode), stats.Describe(reqTokS)
 	s.ITL, s.ICL = stats.DescribeWeighted(itl), stats.Describe(icl)
+	s.ServerDecodeTokS, s.ServerE2E = stats.Describe(srvDecode), stats.Describe(srvE2E)
 	return s
 }
 

@@ -1,0 +1,137 @@
+package backend
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/sim"
+)
+
+// Each engine the simulator imitates is named by its identity route, and
+// the default endpoint is its native raw one.
+func TestDetectEachEngine(t *testing.T) {
+	for _, tc := range []struct{ engine, endpoint, route string }{
+		{"sglang", "generate", "/generate"},
+		{"vllm", "completions", "/v1/completions"},
+		{"tgi", "generate", "/generate_stream"},
+		{"llamacpp", "generate", "/completion"},
+		{"ollama", "generate", "/api/generate"},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			p, _ := sim.LoadProfile("tiny")
+			p.Engine = tc.engine
+			_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			s, models, err := Detect(t.Context(), NewClient(4, nil), url, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Engine != tc.engine || len(models) != 1 || models[0] != "tiny" {
+				t.Errorf("detected %q with models %v", s.Engine, models)
+			}
+			ep := DefaultEndpoint(s.Engine)
+			b, err := New(Config{URL: url, Endpoint: ep, Engine: s.Engine, Model: "tiny"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ep != tc.endpoint || b.Route() != tc.route {
+				t.Errorf("default endpoint %s %s, want %s %s", ep, b.Route(), tc.endpoint, tc.route)
+			}
+		})
+	}
+}
+
+// A server that accepts connections and never answers cannot hang detection.
+func TestDetectSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	old := ProbeTimeout
+	ProbeTimeout = 300 * time.Millisecond
+	defer func() { ProbeTimeout = old }()
+	start := time.Now()
+	_, _, err = Detect(t.Context(), NewClient(4, nil), "http://"+ln.Addr().String(), "")
+	if err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("error %v, want one saying the server did not answer", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("detection took %v with a 300 ms probe timeout", took)
+	}
+}
+
+func TestWaitReady(t *testing.T) {
+	p, _ := sim.LoadProfile("tiny")
+	p.LoadS = 1.2
+	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	took, err := WaitReady(t.Context(), NewClient(2, nil), url, "", 10*time.Second)
+	if err != nil || took < time.Second || took > 3*time.Second {
+		t.Errorf("ready after %v, %v; the profile loads for 1.2 s", took, err)
+	}
+	if _, err := WaitReady(t.Context(), NewClient(2, nil), "http://127.0.0.1:1", "", 600*time.Millisecond); err == nil || !strings.Contains(err.Error(), "not ready after") {
+		t.Errorf("a dead URL: %v", err)
+	}
+}
+
+// A server that closes a kept-alive connection when it is reused (as
+// llama-server does with idle ones): each failed request is retried once on
+// a new connection and counted, and none is lost or served twice.
+func TestRetryOnClosedKeepAlive(t *testing.T) {
+	var served atomic.Int64
+	type connKey struct{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := r.Context().Value(connKey{}).(*atomic.Int64).Add(1)
+		if n > 1 { // a reused connection: drop it before any response byte
+			hj, _ := w.(http.Hijacker)
+			c, _, _ := hj.Hijack()
+			c.Close()
+			return
+		}
+		served.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"choices\":[{\"text\":\" a\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"))
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, new(atomic.Int64))
+	}
+	srv.Start()
+	defer srv.Close()
+	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
+	clock := record.NewClock()
+	retries := 0
+	for i := range 10 {
+		rec := record.New(i)
+		b.Do(t.Context(), clock, record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+		if !rec.OK() {
+			t.Fatalf("request %d: %s %s", i, rec.Status, rec.Error)
+		}
+		retries += rec.Retries
+	}
+	if served.Load() != 10 || retries != 9 {
+		t.Errorf("served %d, retries %d: want 10 served, 9 retried (every request after the first reused a connection)", served.Load(), retries)
+	}
+}
