@@ -67,12 +67,14 @@ func run(ctx context.Context, args []string, e *env) int {
 		return 0
 	case "run", "sweep":
 		err = load(ctx, cmd, rest, e)
+	case "overhead":
+		err = overheadCmd(ctx, rest, e)
 	case "sim":
 		err = simCmd(ctx, rest, e)
 	case "report":
 		err = reportCmd(rest, e)
 	default:
-		err = usagef("unknown command %q (commands: sweep, run, report, sim, version, help)", cmd)
+		err = usagef("unknown command %q (commands: sweep, run, overhead, report, sim, version, help)", cmd)
 	}
 	var ue *usageError
 	switch {
@@ -103,6 +105,8 @@ Usage:
   tokperf sweep [flags]      one stage per concurrency level (default -c 1,4,16,32),
                              the headline table, warnings and a verdict on scaling
   tokperf run [flags]        one stage: closed loop (-c N) or open loop (--rate R)
+  tokperf overhead [flags]   the raw generation endpoint against the chat API on the
+                             same server, paired request by request (default -c 1,8,32)
   tokperf report FILE...     re-render saved result files
   tokperf sim [flags]        run the embedded simulated server on its own
   tokperf version

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -270,72 +271,18 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		maxConns = max(maxConns, s.Concurrency, int(s.Rate*4))
 	}
 
-	setup := record.Setup{Command: cmd, URL: backend.Redact(f.url)}
-	base := f.url
-	if base == "" {
-		p, err := sim.LoadProfile(f.profile)
-		if err != nil {
-			return usagef("--sim-profile: %v", err)
-		}
-		ln, err := e.listen("127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("starting the embedded simulator: %w", err)
-		}
-		srv := sim.New(p, sim.Options{NoTrace: true})
-		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() { defer close(done); srv.Serve(sctx, ln) }()
-		defer func() { stop(); <-done }()
-		base = "http://" + ln.Addr().String()
-		setup.URL, setup.Simulated, setup.Profile, setup.GPUs = base, true, p.Name, p.GPUs
-		fmt.Fprintf(e.stderr, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", base, p.Name, p.Description)
-	}
-
-	client := backend.NewClient(8, e.dial)
-	defer client.CloseIdleConnections()
-	if f.wait > 0 {
-		took, err := backend.WaitReady(ctx, client, base, f.apiKey, time.Duration(f.wait))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
-	}
-	server, models, err := backend.Detect(ctx, client, base, f.apiKey)
+	sess, err := connect(ctx, cmd, &f, e)
 	if err != nil {
 		return err
 	}
-	if f.engine != "" && f.engine != server.Engine {
-		fmt.Fprintf(e.stderr, "--engine %s overrides the detected %q\n", f.engine, server.Engine)
-		server.Engine = f.engine
-	}
-	setup.Server = server
-	setup.Model = f.model
-	if setup.Model == "" {
-		if len(models) == 0 {
-			return fmt.Errorf("%s lists no model at /v1/models: give --model", setup.URL)
-		}
-		setup.Model = models[0]
-	}
-	setup.Endpoint = f.endpoint
-	if setup.Endpoint == "" {
-		setup.Endpoint = backend.DefaultEndpoint(server.Engine)
-	}
-	b, err := backend.New(backend.Config{URL: base, Endpoint: setup.Endpoint, Engine: server.Engine, Model: setup.Model,
-		APIKey: f.apiKey, Conns: maxConns, Dial: e.dial, CachePrompt: f.cachePrompt})
+	defer sess.close()
+	setup := sess.setup
+	b, err := sess.backend(ctx, setup.Endpoint, maxConns)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	defer b.Close()
-	if f.wait > 0 {
-		took, err := firstGeneration(ctx, b, time.Duration(f.wait))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "first 1-token generation ok after %.1f s more\n", took.Seconds())
-	}
 	setup.Route = b.Route()
-	setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed, SharedPrefix: f.sharedPrefix}
-	setup.Sampling = record.Sampling{Temperature: f.temperature}
 	setup.Load = record.Load{Requests: f.requests, DurationS: f.duration.Seconds(), Warmup: f.warmup, TimeoutS: f.timeout.Seconds()}
 	if len(f.rates) > 0 {
 		setup.Load.Rate, setup.Load.Arrival = f.rates[0], f.arrival
@@ -346,20 +293,12 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		setup.Load.Concurrency = f.conc
 	}
 
-	out := f.out
-	if out == "" {
-		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+cmd+".jsonl")
-	}
-	clock := record.NewClock()
-	w, err := results.Create(out, results.Header{
-		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
-		Setup: setup, Machine: machine(),
-	})
+	out, w, clock, err := create(f.out, cmd, setup)
 	if err != nil {
 		return err
 	}
 	var writeErr error
-	wl := workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+	wl := f.workload()
 	r := &runner.Runner{
 		Backend: b, Source: wl.Request, Clock: clock,
 		Sink: func(rec record.Record) {
@@ -403,6 +342,120 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// session is a connection to the target: the embedded simulator started
+// when there is no --url, the server detected, the setup so far.
+type session struct {
+	f       *loadFlags
+	e       *env
+	base    string
+	setup   record.Setup
+	client  *http.Client
+	cleanup []func()
+}
+
+func (s *session) close() {
+	s.client.CloseIdleConnections()
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+}
+
+// connect starts the embedded simulator if there is no --url, waits for a
+// starting server if asked, detects the engine and picks model and endpoint.
+func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, error) {
+	s := &session{f: f, e: e, base: f.url, setup: record.Setup{Command: cmd, URL: backend.Redact(f.url)}}
+	s.client = backend.NewClient(8, e.dial)
+	if s.base == "" {
+		p, err := sim.LoadProfile(f.profile)
+		if err != nil {
+			return nil, usagef("--sim-profile: %v", err)
+		}
+		ln, err := e.listen("127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		srv := sim.New(p, sim.Options{NoTrace: true})
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); srv.Serve(sctx, ln) }()
+		s.cleanup = append(s.cleanup, func() { stop(); <-done })
+		s.base = "http://" + ln.Addr().String()
+		s.setup.URL, s.setup.Simulated, s.setup.Profile, s.setup.GPUs = s.base, true, p.Name, p.GPUs
+		fmt.Fprintf(e.stderr, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
+	}
+	fail := func(err error) (*session, error) {
+		s.close()
+		return nil, err
+	}
+	if f.wait > 0 {
+		took, err := backend.WaitReady(ctx, s.client, s.base, f.apiKey, time.Duration(f.wait))
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(e.stderr, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
+	}
+	server, models, err := backend.Detect(ctx, s.client, s.base, f.apiKey)
+	if err != nil {
+		return fail(err)
+	}
+	if f.engine != "" && f.engine != server.Engine {
+		fmt.Fprintf(e.stderr, "--engine %s overrides the detected %q\n", f.engine, server.Engine)
+		server.Engine = f.engine
+	}
+	s.setup.Server = server
+	s.setup.Model = f.model
+	if s.setup.Model == "" {
+		if len(models) == 0 {
+			return fail(fmt.Errorf("%s lists no model at /v1/models: give --model", s.setup.URL))
+		}
+		s.setup.Model = models[0]
+	}
+	s.setup.Endpoint = f.endpoint
+	if s.setup.Endpoint == "" {
+		s.setup.Endpoint = backend.DefaultEndpoint(server.Engine)
+	}
+	s.setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+	s.setup.Sampling = record.Sampling{Temperature: f.temperature}
+	return s, nil
+}
+
+// backend makes a backend for an endpoint of the session's server; with
+// --wait-ready it also waits for a first 1-token generation to succeed.
+func (s *session) backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
+	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.setup.Server.Engine, Model: s.setup.Model,
+		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if s.f.wait > 0 {
+		took, err := firstGeneration(ctx, b, time.Duration(s.f.wait))
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		fmt.Fprintf(s.e.stderr, "first 1-token generation on %s ok after %.1f s more\n", b.Route(), took.Seconds())
+	}
+	return b, nil
+}
+
+func (f *loadFlags) workload() workload.Synthetic {
+	return workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+}
+
+// create opens the result file (default under ./tokperf-results/) and
+// starts the run's clock.
+func create(out, cmd string, setup record.Setup) (string, *results.Writer, record.Clock, error) {
+	if out == "" {
+		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+cmd+".jsonl")
+	}
+	clock := record.NewClock()
+	w, err := results.Create(out, results.Header{
+		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
+		Setup: setup, Machine: machine(),
+	})
+	return out, w, clock, err
 }
 
 // firstGeneration retries a 1-token request until one succeeds: the last

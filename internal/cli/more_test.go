@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"math"
 	"net"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -99,5 +102,28 @@ func TestReportCutFile(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// tokperf overhead recovers the simulator's configured chat overhead: the
+// seed profile's chat route costs 40 ms per request and 13.6 ms per chunk.
+func TestOverheadRecoversChatCost(t *testing.T) {
+	dir := t.TempDir()
+	out, errw, code := runVirtual(t, "overhead", "-c", "1", "--requests", "8", "--output-tokens", "100", "-o", dir+"/o.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	golden(t, "overhead-seed.stdout", strings.Replace(out, dir, "DIR", 1))
+	m := regexp.MustCompile(`costs about ([\d.]+) ms per chunk and ([\d.]+) ms per request`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no per-chunk and per-request reading:\n%s", out)
+	}
+	perChunk, _ := strconv.ParseFloat(m[1], 64)
+	perRequest, _ := strconv.ParseFloat(m[2], 64)
+	if math.Abs(perChunk/13.6-1) > 0.10 || math.Abs(perRequest/40-1) > 0.10 {
+		t.Errorf("recovered %.1f ms per chunk and %.1f ms per request, configured 13.6 and 40", perChunk, perRequest)
+	}
+	if !strings.Contains(out, "| 128 / 135 |") {
+		t.Errorf("the chat template's prompt tokens are not shown:\n%s", out)
 	}
 }

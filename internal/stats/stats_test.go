@@ -66,3 +66,25 @@ func BenchmarkDescribe1M(b *testing.B) {
 		Describe(xs)
 	}
 }
+
+func TestT975(t *testing.T) {
+	// Published values of Student's t, 97.5% quantile.
+	for df, want := range map[float64]float64{3: 3.182, 5: 2.571, 10: 2.228, 30: 2.042, 120: 1.980} {
+		if got := t975(df); math.Abs(got/want-1) > 0.005 {
+			t.Errorf("t975(%v) = %.4f, want %.3f", df, got, want)
+		}
+	}
+}
+
+func TestMeanDiff(t *testing.T) {
+	a := []float64{10, 11, 9, 10, 10}
+	b := []float64{15, 16, 14, 15, 15}
+	d, h := MeanDiff(a, b)
+	// Both variances are 0.5: se = sqrt(0.1+0.1), df = 8, t = 2.306.
+	if d != 5 || math.Abs(h-2.306*math.Sqrt(0.2)) > 0.01 {
+		t.Errorf("diff %v ± %v", d, h)
+	}
+	if _, h := MeanDiff([]float64{1}, b); !math.IsNaN(h) {
+		t.Errorf("one sample: half width %v, want NaN", h)
+	}
+}
