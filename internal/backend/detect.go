@@ -28,6 +28,7 @@ type probe struct {
 var probes = []probe{
 	{"/server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
 	{"/get_server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
+	{"/get_model_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil && m["is_generation"] != nil }},
 	{"/info", "tgi", "version", func(m map[string]any) bool { return m["model_id"] != nil && m["router"] != nil }},
 	{"/props", "llamacpp", "build_info", func(m map[string]any) bool {
 		return m["default_generation_settings"] != nil || m["total_slots"] != nil
