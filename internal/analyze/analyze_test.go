@@ -7,7 +7,7 @@ import (
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
-func levels(aggs map[int]float64, order ...int) []summary.Stage {
+func stagesOf(aggs map[int]float64, order ...int) []summary.Stage {
 	var out []summary.Stage
 	for _, c := range order {
 		out = append(out, summary.Stage{Concurrency: c, OK: 1, AggregateTokS: aggs[c]})
@@ -35,7 +35,7 @@ func TestScaling(t *testing.T) {
 			if cs[0] > cs[1] {
 				cs[0], cs[1] = cs[1], cs[0]
 			}
-			v := Scaling(levels(tc.aggs, cs...))
+			v := Scaling(stagesOf(tc.aggs, cs...))
 			if v.Kind != tc.kind || !strings.Contains(v.Text, tc.text) {
 				t.Errorf("got %s: %q", v.Kind, v.Text)
 			}

@@ -73,8 +73,12 @@ func run(ctx context.Context, args []string, e *env) int {
 		err = simCmd(ctx, rest, e)
 	case "report":
 		err = reportCmd(rest, e)
+	case "compare":
+		err = compareCmd(rest, e)
+	case "baselines":
+		err = baselinesCmd(rest, e)
 	default:
-		err = usagef("unknown command %q (commands: sweep, run, overhead, report, sim, version, help)", cmd)
+		err = usagef("unknown command %q (commands: sweep, run, overhead, report, compare, baselines, sim, version, help)", cmd)
 	}
 	var ue *usageError
 	switch {
@@ -108,6 +112,10 @@ Usage:
   tokperf overhead [flags]   the raw generation endpoint against the chat API on the
                              same server, paired request by request (default -c 1,8,32)
   tokperf report FILE...     re-render saved result files
+  tokperf compare A B...     A/B: each run against the first, with significance
+  tokperf compare A --baseline NAME [--gpus N] [--claim 3x]
+                             a run against a published baseline, per GPU, with fairness
+  tokperf baselines [NAME]   the published baselines tokperf knows
   tokperf sim [flags]        run the embedded simulated server on its own
   tokperf version
   tokperf help COMMAND       the flags of a command

@@ -101,6 +101,8 @@ func (w *waitReady) Set(s string) error {
 // loadFlags are the flags of run and sweep.
 type loadFlags struct {
 	wait                                                waitReady
+	gpus                                                int
+	gpuType                                             string
 	sharedPrefix                                        int
 	cachePrompt                                         bool
 	engine                                              string
@@ -122,6 +124,8 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
+	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (default $OPENAI_API_KEY; never written to any file)")
 	fs.StringVar(&f.out, "out", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
@@ -382,7 +386,7 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 		go func() { defer close(done); srv.Serve(sctx, ln) }()
 		s.cleanup = append(s.cleanup, func() { stop(); <-done })
 		s.base = "http://" + ln.Addr().String()
-		s.setup.URL, s.setup.Simulated, s.setup.Profile, s.setup.GPUs = s.base, true, p.Name, p.GPUs
+		s.setup.URL, s.setup.Simulated, s.setup.Profile, s.setup.GPUs, s.setup.GPU = s.base, true, p.Name, p.GPUs, p.GPU
 		fmt.Fprintf(e.stderr, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
 	}
 	fail := func(err error) (*session, error) {
@@ -418,6 +422,12 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 	}
 	s.setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed, SharedPrefix: f.sharedPrefix}
 	s.setup.Sampling = record.Sampling{Temperature: f.temperature}
+	if f.gpus > 0 {
+		s.setup.GPUs = f.gpus
+	}
+	if f.gpuType != "" {
+		s.setup.GPU = f.gpuType
+	}
 	return s, nil
 }
 

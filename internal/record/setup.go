@@ -15,7 +15,8 @@ type Setup struct {
 	Workload  Workload `json:"workload"`
 	Load      Load     `json:"load"`
 	Sampling  Sampling `json:"sampling"`
-	GPUs      int      `json:"gpus,omitempty"`
+	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
+	GPU       string   `json:"gpu,omitempty"`  // GPU type
 }
 
 // Server is what the server said about itself.

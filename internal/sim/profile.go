@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bytes"
 	"embed"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goccy/go-yaml"
+	"github.com/tokperf/tokperf/internal/yamlfile"
 )
 
 // Profile describes a simulated deployment: its identity, scheduler limits,
@@ -207,56 +205,16 @@ func LoadProfile(name string) (*Profile, error) {
 // line and the field.
 func ParseProfile(file string, data []byte) (*Profile, error) {
 	p := &Profile{}
-	if err := yaml.UnmarshalWithOptions(data, p, yaml.Strict()); err != nil {
-		var ye yaml.Error
-		if errors.As(err, &ye) && ye.GetToken() != nil {
-			pos := ye.GetToken().Position
-			return nil, fmt.Errorf("%s:%d:%d: %s", file, pos.Line, pos.Column, ye.GetMessage())
-		}
-		return nil, fmt.Errorf("%s: %v", file, err)
+	if err := yamlfile.Decode(file, data, p); err != nil {
+		return nil, err
 	}
 	if err := p.fill(); err != nil {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%s:%d: %s: %s", file, lineOf(data, fe.field), fe.field, fe.msg)
-		}
-		return nil, fmt.Errorf("%s: %v", file, err)
+		return nil, yamlfile.Locate(file, data, err)
 	}
 	return p, nil
 }
 
-type fieldError struct{ field, msg string }
-
-func (e *fieldError) Error() string { return e.field + ": " + e.msg }
-
-func bad(field, format string, args ...any) error {
-	return &fieldError{field: field, msg: fmt.Sprintf(format, args...)}
-}
-
-// lineOf finds the line of a dotted field path in the YAML source, or of
-// its nearest existing parent; 1 if none is found.
-func lineOf(data []byte, field string) int {
-	parts := strings.Split(field, ".")
-	for n := len(parts); n > 0; n-- {
-		expr := "$"
-		for _, part := range parts[:n] {
-			if i := strings.IndexByte(part, '['); i >= 0 {
-				expr += "." + part[:i] + part[i:]
-			} else {
-				expr += "." + part
-			}
-		}
-		pth, err := yaml.PathString(expr)
-		if err != nil {
-			continue
-		}
-		node, err := pth.ReadNode(bytes.NewReader(data))
-		if err == nil && node != nil && node.GetToken() != nil {
-			return node.GetToken().Position.Line
-		}
-	}
-	return 1
-}
+func bad(field, format string, args ...any) error { return yamlfile.Fieldf(field, format, args...) }
 
 // fill sets defaults and checks every field a run depends on.
 func (p *Profile) fill() error {

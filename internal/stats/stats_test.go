@@ -88,3 +88,43 @@ func TestMeanDiff(t *testing.T) {
 		t.Errorf("one sample: half width %v, want NaN", h)
 	}
 }
+
+func TestMannWhitney(t *testing.T) {
+	// Fully separated samples of 8: U = 64, exact two-sided p = 2/C(16,8) = 0.00016.
+	a := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	b := []float64{11, 12, 13, 14, 15, 16, 17, 18}
+	u, p := MannWhitney(a, b)
+	if u != 64 || p > 0.002 {
+		t.Errorf("separated: U %v p %v", u, p)
+	}
+	// Interleaved samples: no difference.
+	if _, p := MannWhitney([]float64{1, 3, 5, 7, 9, 11}, []float64{2, 4, 6, 8, 10, 12}); p < 0.5 {
+		t.Errorf("interleaved: p %v", p)
+	}
+	// Swapping the samples gives the same p.
+	_, p1 := MannWhitney(a, b)
+	_, p2 := MannWhitney(b, a)
+	if math.Abs(p1-p2) > 1e-12 {
+		t.Errorf("p not symmetric: %v %v", p1, p2)
+	}
+	if _, p := MannWhitney([]float64{5, 5, 5}, []float64{5, 5}); p != 1 {
+		t.Errorf("all tied: p %v", p)
+	}
+}
+
+func TestRatioCI(t *testing.T) {
+	var a, b [][2]float64
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
+		a = append(a, [2]float64{100, 1 + 0.1*r.NormFloat64()})
+		b = append(b, [2]float64{200, 1 + 0.1*r.NormFloat64()})
+	}
+	lo, hi := RatioCI(a, b, 2000, 1)
+	if !(lo < 2 && hi > 2 && lo > 1.85 && hi < 2.15) {
+		t.Errorf("interval [%v, %v] should hold 2 and be tight", lo, hi)
+	}
+	lo, hi = RatioCI(a, a, 2000, 1)
+	if !(lo < 1 && hi > 1) {
+		t.Errorf("same sample: [%v, %v] should hold 1", lo, hi)
+	}
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/baseline"
+)
+
+// f1 prints one decimal, rounding half away from zero (343.25 → 343.3).
+func f1(x float64) string { return fmt.Sprintf("%.1f", math.Round(x*10)/10) }
+
+func or(s, unknown string) string {
+	if s == "" {
+		return unknown
+	}
+	return s
+}
+
+func gpuCount(n int) string {
+	if n == 0 {
+		return "GPUs unknown"
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}
+
+// Fields writes the fairness list and its verdict.
+func Fields(w io.Writer, a, b string, fields []analyze.Field, verdict string) {
+	wa, wb := len(a), len(b)
+	for _, f := range fields {
+		wa, wb = max(wa, len([]rune(or(f.A, "?")))), max(wb, len([]rune(or(f.B, "?"))))
+	}
+	fmt.Fprintf(w, "setup:\n  %-21s %-*s  %-*s\n", "", wa, a, wb, b)
+	for _, f := range fields {
+		fmt.Fprintf(w, "  %-21s %-*s  %-*s  %s\n", f.Name, wa, or(f.A, "?"), wb, or(f.B, "?"), f.Verdict)
+	}
+	fmt.Fprintf(w, "verdict: %s\n", verdict)
+}
+
+// Baseline writes a run against a published baseline: both numbers, the
+// ratio with its arithmetic, the per-GPU ratio when GPU counts differ.
+func Baseline(w io.Writer, run analyze.Side, b *baseline.Baseline, rs []analyze.Ratio, fields []analyze.Field, verdict, claim string) {
+	fmt.Fprintf(w, "%s (%s) against baseline %s (%s; source: %s)\n\n", run.Name, gpuCount(run.GPUs), b.Name, gpuCount(b.GPUs), or(b.Source, "not stated"))
+	if len(rs) == 0 {
+		fmt.Fprintf(w, "no concurrency level is shared: the run has %v, the baseline %v\n", run.Levels, analyze.BaselineSide(b).Levels)
+	} else {
+		perGPU := false
+		for _, r := range rs {
+			perGPU = perGPU || r.PerGPU
+		}
+		head := "| C | this run tok/s | baseline tok/s | ratio |"
+		sep := "|--:|--:|--:|---|"
+		if perGPU {
+			head += fmt.Sprintf(" per GPU (%d vs %d GPUs) | per-GPU ratio |", run.GPUs, b.GPUs)
+			sep += "---|--:|"
+		}
+		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, sep)
+		for _, r := range rs {
+			row := fmt.Sprintf("| %d | %s | %s | %s / %s = %.2f× |", r.C, f1(r.Run), f1(r.Base), f1(r.Run), f1(r.Base), r.Ratio)
+			if perGPU {
+				row += fmt.Sprintf(" %s / %s | %.2f× per GPU |", f1(r.RunGPU), f1(r.BaseGPU), r.GPURatio)
+			}
+			fmt.Fprintln(w, row)
+		}
+		if run.GPUs == 0 && b.GPUs > 0 {
+			fmt.Fprintln(w, "(the run's GPU count is unknown: give --gpus for the per-GPU ratio)")
+		}
+	}
+	fmt.Fprintln(w)
+	Fields(w, "this run", "baseline", fields, verdict)
+	if claim != "" {
+		fmt.Fprintln(w, "claim: "+claim)
+	}
+}
+
+// Pairs writes an A/B comparison at each shared level: both figures and
+// B / A, or ~ where the test finds no significant difference.
+func Pairs(w io.Writer, names []string, levels []int, metrics map[int][][]analyze.Metric) {
+	fmt.Fprintf(w, "B / A for each metric (A = %s); ~ where the difference is not significant\n", names[0])
+	fmt.Fprintln(w, "(aggregate: 95% bootstrap interval of the ratio; per-request medians: Mann–Whitney U, p < 0.05)")
+	fmt.Fprintln(w)
+	for bi := 1; bi < len(names); bi++ {
+		if len(names) > 2 {
+			fmt.Fprintf(w, "B = %s\n", names[bi])
+		}
+		fmt.Fprintln(w, "| C | metric | A | B | B / A |")
+		fmt.Fprintln(w, "|--:|---|--:|--:|---|")
+		for _, c := range levels {
+			ms := metrics[c]
+			if len(ms) < bi {
+				continue
+			}
+			for _, m := range ms[bi-1] {
+				fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", c, m.Name, num(m.A, 1), num(m.B, 1), ratioCell(m))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func ratioCell(m analyze.Metric) string {
+	var extra string
+	switch {
+	case !math.IsNaN(m.Lo):
+		extra = fmt.Sprintf(" [%.2f, %.2f]", m.Lo, m.Hi)
+	case !math.IsNaN(m.P):
+		extra = fmt.Sprintf(" (p=%.3g)", m.P)
+	}
+	if !m.Significant {
+		return "~" + strings.Replace(extra, " ", " ", 1)
+	}
+	return fmt.Sprintf("%.2f×%s", m.Ratio, extra)
+}
