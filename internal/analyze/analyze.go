@@ -115,15 +115,20 @@ func errorList(s summary.Stage) string {
 type Verdict struct {
 	Kind string `json:"kind"` // rising, saturated, past_peak, single
 	Text string `json:"text"`
+	// Knee is where a two-segment fit of aggregate tok/s against C (on log
+	// scales) bends (0 when there are too few levels or no bend).
+	Knee int `json:"knee,omitempty"`
+	// Steps describes each step between levels: throughput gain against
+	// concurrency gain, and what it cost each request.
+	Steps []string `json:"steps,omitempty"`
 }
 
 // Saturation is the growth per doubling of concurrency below which
 // throughput counts as flat.
 const Saturation = 0.10
 
-// Scaling compares aggregate throughput between the last two closed-loop
-// levels (and names the best level when throughput fell).
-func Scaling(stages []summary.Stage) Verdict {
+// closedLevels are the closed-loop stages with finished requests, by concurrency.
+func closedLevels(stages []summary.Stage) []summary.Stage {
 	var levels []summary.Stage
 	for _, s := range stages {
 		if s.Rate == 0 && s.Concurrency > 0 && s.OK > 0 {
@@ -131,12 +136,34 @@ func Scaling(stages []summary.Stage) Verdict {
 		}
 	}
 	sort.Slice(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
+	return levels
+}
+
+// PerDoubling is the growth of aggregate throughput per doubling of
+// concurrency between two levels.
+func PerDoubling(a, b summary.Stage) float64 {
+	return math.Pow(b.AggregateTokS/a.AggregateTokS, 1/math.Log2(float64(b.Concurrency)/float64(a.Concurrency))) - 1
+}
+
+// Scaling judges how throughput scales: from the last two levels (still
+// rising, saturated, or past the peak), with the knee of the curve and
+// each step's efficiency, always with the numbers.
+func Scaling(stages []summary.Stage) Verdict {
+	levels := closedLevels(stages)
 	if len(levels) < 2 {
 		return Verdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
 	}
+	var v Verdict
+	for i := 1; i < len(levels); i++ {
+		a, b := levels[i-1], levels[i]
+		cg, tg := float64(b.Concurrency)/float64(a.Concurrency), b.AggregateTokS/a.AggregateTokS
+		v.Steps = append(v.Steps, fmt.Sprintf("C=%d→%d: %.2f× tok/s for %.2g× concurrency (%s efficient), decode tok/s per request %s",
+			a.Concurrency, b.Concurrency, tg, cg, pct(100*(tg-1)/(cg-1), false), pct(100*(b.DecodeTokS.Mean/a.DecodeTokS.Mean-1), true)))
+	}
+	v.Knee = knee(levels)
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
 	change := b.AggregateTokS/a.AggregateTokS - 1
-	perDoubling := math.Pow(b.AggregateTokS/a.AggregateTokS, 1/math.Log2(float64(b.Concurrency)/float64(a.Concurrency))) - 1
+	perDoubling := PerDoubling(a, b)
 	step := fmt.Sprintf("aggregate %+.0f%% from C=%d to C=%d (%.1f → %.1f tok/s, %+.0f%% per doubling)",
 		100*change, a.Concurrency, b.Concurrency, a.AggregateTokS, b.AggregateTokS, 100*perDoubling)
 	best := levels[0]
@@ -145,12 +172,88 @@ func Scaling(stages []summary.Stage) Verdict {
 			best = s
 		}
 	}
+	decodeFell := 100 * (1 - b.DecodeTokS.Mean/a.DecodeTokS.Mean)
 	switch {
 	case perDoubling >= Saturation:
-		return Verdict{Kind: "rising", Text: fmt.Sprintf("%s — still rising, not saturated: try C=%d and C=%d", step, b.Concurrency*3/2, b.Concurrency*2)}
-	case best.Concurrency != b.Concurrency && best.AggregateTokS > b.AggregateTokS*1.02:
-		return Verdict{Kind: "past_peak", Text: fmt.Sprintf("%s — past the peak: C=%d gave the most (%.1f tok/s)", step, best.Concurrency, best.AggregateTokS)}
+		v.Kind = "rising"
+		v.Text = fmt.Sprintf("not saturated: %s; try C=%d and C=%d", step, b.Concurrency*3/2, b.Concurrency*2)
+	case best.Concurrency != b.Concurrency && best.AggregateTokS > b.AggregateTokS*(1+Saturation):
+		v.Kind = "past_peak"
+		v.Text = fmt.Sprintf("over-saturated: %s; the peak was C=%d (%.1f tok/s)", step, best.Concurrency, best.AggregateTokS)
 	default:
-		return Verdict{Kind: "saturated", Text: fmt.Sprintf("%s — saturated: C=%d gives %.0f%% of C=%d's throughput at %.1f vs %.1f decode tok/s per request", step, a.Concurrency, 100*a.AggregateTokS/b.AggregateTokS, b.Concurrency, a.DecodeTokS.Mean, b.DecodeTokS.Mean)}
+		v.Kind = "saturated"
+		near := a.Concurrency
+		if v.Knee > 0 {
+			near = v.Knee
+		}
+		v.Text = fmt.Sprintf("saturated near C≈%d: %s while decode tok/s per request fell %.0f%% (%.1f → %.1f)", near, step, decodeFell, a.DecodeTokS.Mean, b.DecodeTokS.Mean)
 	}
+	if v.Knee > 0 {
+		v.Text += fmt.Sprintf("; the curve bends at C≈%d", v.Knee)
+	}
+	return v
+}
+
+// pct prints a percentage without a "-0%".
+func pct(v float64, sign bool) string {
+	v = math.Round(v)
+	if v == 0 {
+		v = 0 // no negative zero
+	}
+	if sign {
+		return fmt.Sprintf("%+.0f%%", v)
+	}
+	return fmt.Sprintf("%.0f%%", v)
+}
+
+// knee fits two straight lines to log2(aggregate tok/s) against log2(C) (a
+// slope of 1 is linear scaling, 0 is flat), split at
+// each inner level, and returns the split with the least squared error when
+// the second line is less than half as steep as the first; 0 otherwise.
+func knee(levels []summary.Stage) int {
+	if len(levels) < 4 {
+		return 0
+	}
+	x := make([]float64, len(levels))
+	y := make([]float64, len(levels))
+	for i, s := range levels {
+		x[i], y[i] = math.Log2(float64(s.Concurrency)), math.Log2(s.AggregateTokS)
+	}
+	best, bestSSE := 0, math.Inf(1)
+	var slopes [2]float64
+	for k := 1; k < len(levels)-1; k++ {
+		s1, e1 := line(x[:k+1], y[:k+1])
+		s2, e2 := line(x[k:], y[k:])
+		if e1+e2 < bestSSE {
+			best, bestSSE, slopes = k, e1+e2, [2]float64{s1, s2}
+		}
+	}
+	if slopes[0] > 0 && slopes[1] < slopes[0]/2 {
+		return levels[best].Concurrency
+	}
+	return 0
+}
+
+// line is the least-squares slope of y on x and its squared error.
+func line(x, y []float64) (slope, sse float64) {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i] / n
+		my += y[i] / n
+	}
+	var sxy, sxx float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+	}
+	if sxx == 0 {
+		return 0, 0
+	}
+	slope = sxy / sxx
+	for i := range x {
+		r := y[i] - (my + slope*(x[i]-mx))
+		sse += r * r
+	}
+	return slope, sse
 }

@@ -1,44 +1,65 @@
 package analyze
 
 import (
+	"flag"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
-func stagesOf(aggs map[int]float64, order ...int) []summary.Stage {
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// sweep makes closed-loop stages with the given aggregates and a decode
+// speed per request of aggregate / C.
+func sweep(cs []int, agg func(c int) float64) []summary.Stage {
 	var out []summary.Stage
-	for _, c := range order {
-		out = append(out, summary.Stage{Concurrency: c, OK: 1, AggregateTokS: aggs[c]})
+	for _, c := range cs {
+		a := agg(c)
+		out = append(out, summary.Stage{Concurrency: c, OK: 1, AggregateTokS: a, DecodeTokS: stats.Dist{Mean: a / float64(c)}})
 	}
 	return out
 }
 
-func TestScaling(t *testing.T) {
+func TestScalingVerdicts(t *testing.T) {
+	seed := map[int]float64{1: 172.2, 4: 542.2, 16: 1646.7, 32: 2156.4}
+	capped := func(c int) float64 { return 100 * float64(min(c, 24)) }
+	var golden strings.Builder
 	for _, tc := range []struct {
 		name string
-		aggs map[int]float64
+		cs   []int
+		agg  func(c int) float64
 		kind string
-		text string
+		knee [2]int // the knee must fall in this range (0, 0: none)
 	}{
-		{"the seed: still rising", map[int]float64{16: 1646.7, 32: 2156.4}, "rising", "aggregate +31% from C=16 to C=32 (1646.7 → 2156.4 tok/s, +31% per doubling) — still rising, not saturated: try C=48 and C=64"},
-		{"flat", map[int]float64{16: 2000, 32: 2100}, "saturated", "saturated"},
-		{"fell", map[int]float64{16: 2000, 32: 1800}, "past_peak", "past the peak: C=16"},
-		{"per doubling over a long step", map[int]float64{4: 1000, 32: 1300}, "saturated", "+9% per doubling"},
+		{"the seed article", []int{1, 4, 16, 32}, func(c int) float64 { return seed[c] }, "rising", [2]int{0, 32}},
+		{"flat at the end", []int{16, 32}, func(c int) float64 { return map[int]float64{16: 2000, 32: 2100}[c] }, "saturated", [2]int{0, 0}},
+		{"fell", []int{16, 32}, func(c int) float64 { return map[int]float64{16: 2000, 32: 1800}[c] }, "past_peak", [2]int{0, 0}},
+		{"a server capped at 24", []int{1, 2, 4, 8, 16, 32, 45, 64}, capped, "saturated", [2]int{12, 48}},
+		{"linear", []int{1, 2, 4, 8}, func(c int) float64 { return 100 * float64(c) }, "rising", [2]int{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var cs []int
-			for c := range tc.aggs {
-				cs = append(cs, c)
+			v := Scaling(sweep(tc.cs, tc.agg))
+			if v.Kind != tc.kind {
+				t.Errorf("kind %s, want %s: %s", v.Kind, tc.kind, v.Text)
 			}
-			if cs[0] > cs[1] {
-				cs[0], cs[1] = cs[1], cs[0]
+			if v.Knee < tc.knee[0] || v.Knee > tc.knee[1] {
+				t.Errorf("knee at %d, want within %v", v.Knee, tc.knee)
 			}
-			v := Scaling(stagesOf(tc.aggs, cs...))
-			if v.Kind != tc.kind || !strings.Contains(v.Text, tc.text) {
-				t.Errorf("got %s: %q", v.Kind, v.Text)
-			}
+			fmt.Fprintf(&golden, "%s\nverdict: %s\n%s\n\n", tc.name, v.Text, strings.Join(v.Steps, "\n"))
 		})
+	}
+	if *update {
+		os.WriteFile("testdata/verdicts.golden", []byte(golden.String()), 0o644)
+	}
+	want, err := os.ReadFile("testdata/verdicts.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if golden.String() != string(want) {
+		t.Errorf("verdicts changed:\n--- got\n%s\n--- want\n%s", golden.String(), want)
 	}
 }

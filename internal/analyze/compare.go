@@ -258,9 +258,16 @@ func Pair(a, b []record.Record, c int) []Metric {
 		}
 		return out
 	}
-	lo, hi := stats.RatioCI(pairs(a), pairs(b), 2000, uint64(c))
-	agg := Metric{Name: "aggregate tok/s", A: sa.AggregateTokS, B: sb.AggregateTokS, Lo: lo, Hi: hi, P: math.NaN()}
+	// The interval comes from resampling requests in the Little's-law
+	// estimate (Σ tokens / Σ latency), scaled onto the measured ratio.
+	pa, pb := pairs(a), pairs(b)
+	lo, hi := stats.RatioCI(pa, pb, 2000, uint64(c))
+	agg := Metric{Name: "aggregate tok/s", A: sa.AggregateTokS, B: sb.AggregateTokS, P: math.NaN()}
 	agg.Ratio = agg.B / agg.A
+	if est := ratioOfSums(pb) / ratioOfSums(pa); est > 0 {
+		lo, hi = lo*agg.Ratio/est, hi*agg.Ratio/est
+	}
+	agg.Lo, agg.Hi = lo, hi
 	agg.Significant = !(lo <= 1 && hi >= 1)
 	out := []Metric{agg}
 	for _, m := range []struct {
@@ -281,6 +288,15 @@ func Pair(a, b []record.Record, c int) []Metric {
 		out = append(out, v)
 	}
 	return out
+}
+
+func ratioOfSums(ps [][2]float64) float64 {
+	var x, y float64
+	for _, p := range ps {
+		x += p[0]
+		y += p[1]
+	}
+	return x / y
 }
 
 func decodeTokS(r *record.Record) (float64, bool) {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,30 @@ func TestCompareABSignificance(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no decode row:\n%s", out)
+	}
+}
+
+// --until-saturated doubles until the gain per doubling drops under 10%,
+// then finds the knee of a server capped at 24 running requests within one
+// doubling.
+func TestUntilSaturated(t *testing.T) {
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "testdata/capped-24.yaml", "-c", "1,4", "--until-saturated", "--output-tokens", "40", "-o", t.TempDir()+"/u.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, level := range []string{"|   8 |", "|  16 |", "|  32 |", "|  45 |", "|  64 |"} {
+		if !strings.Contains(out, level) {
+			t.Errorf("level %s was not run:\n%s", level, out)
+		}
+	}
+	m := regexp.MustCompile(`bends at C≈(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no knee:\n%s", out)
+	}
+	if k, _ := strconv.Atoi(m[1]); k < 12 || k > 48 {
+		t.Errorf("knee at C≈%d, the server's capacity is 24", k)
+	}
+	if !strings.Contains(out, "verdict: saturated near") {
+		t.Errorf("not called saturated:\n%s", out)
 	}
 }

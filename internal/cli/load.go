@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +105,8 @@ type loadFlags struct {
 	wait                                                waitReady
 	gpus                                                int
 	gpuType                                             string
+	untilSaturated                                      bool
+	maxConc                                             int
 	sharedPrefix                                        int
 	cachePrompt                                         bool
 	engine                                              string
@@ -124,6 +128,10 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
+	if cmd == "sweep" {
+		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
+		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
+	}
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
@@ -213,6 +221,8 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--warmup must be -1 (one round), 0 or more")
 	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
 		return usagef("with --rate, -c is one cap on requests in flight, not a list")
+	case f.untilSaturated && len(f.rates) > 0:
+		return usagef("--until-saturated doubles concurrency: it does not mix with --rate")
 	}
 	return nil
 }
@@ -313,7 +323,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	fmt.Fprintln(e.stderr, report.Describe(setup))
 	var sums []summary.Stage
-	for _, st := range stages {
+	runStage := func(st runner.Stage) {
 		label := fmt.Sprintf("C=%d", st.Concurrency)
 		if st.Rate > 0 {
 			label = fmt.Sprintf("rate=%g/s", st.Rate)
@@ -328,10 +338,36 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		s.Index = st.Index
 		sums = append(sums, s)
 		fmt.Fprintf(e.stderr, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
+	}
+	for _, st := range stages {
+		runStage(st)
 		if ctx.Err() != nil {
 			break
 		}
 	}
+	// --until-saturated: double while aggregate grows 10% or more per
+	// doubling, then fill in the level between the last two.
+	for f.untilSaturated && ctx.Err() == nil && len(sums) >= 2 {
+		a, b := sums[len(sums)-2], sums[len(sums)-1]
+		if b.OK < b.Requests {
+			fmt.Fprintf(e.stderr, "--until-saturated: stopping, requests failed at C=%d\n", b.Concurrency)
+			break
+		}
+		if analyze.PerDoubling(a, b) < analyze.Saturation {
+			if mid := int(math.Round(math.Sqrt(float64(a.Concurrency * b.Concurrency)))); mid > a.Concurrency && mid < b.Concurrency {
+				runStage(f.levelStage(len(sums), mid))
+			}
+			break
+		}
+		if b.Concurrency*2 > f.maxConc {
+			fmt.Fprintf(e.stderr, "--until-saturated: still rising at C=%d; --max-concurrency %d stops it\n", b.Concurrency, f.maxConc)
+			break
+		}
+		runStage(f.levelStage(len(sums), b.Concurrency*2))
+	}
+	sort.SliceStable(sums, func(i, j int) bool {
+		return sums[i].Rate == 0 && sums[j].Rate == 0 && sums[i].Concurrency < sums[j].Concurrency
+	})
 	interrupted := ctx.Err() != nil
 	closeErr := w.Close(interrupted)
 	fmt.Fprintln(e.stdout)
@@ -346,6 +382,18 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// levelStage is one more closed-loop level with the run's settings.
+func (f *loadFlags) levelStage(index, c int) runner.Stage {
+	st := runner.Stage{Index: index, Concurrency: c, Requests: max(4, 2*c), Duration: f.duration, Warmup: c, Timeout: f.timeout, Seed: f.seed}
+	if f.requests > 0 || f.duration > 0 {
+		st.Requests = f.requests
+	}
+	if f.warmup >= 0 {
+		st.Warmup = f.warmup
+	}
+	return st
 }
 
 // session is a connection to the target: the embedded simulator started

@@ -161,6 +161,9 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []an
 		fmt.Fprintln(w, "warning: "+wn.String())
 	}
 	if verdict != nil {
+		for _, step := range verdict.Steps {
+			fmt.Fprintln(w, "scaling: "+step)
+		}
 		fmt.Fprintln(w, "verdict: "+verdict.Text)
 	}
 }
