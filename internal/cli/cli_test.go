@@ -111,7 +111,7 @@ func TestSeedReproduction(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, "still rising") {
+	if !strings.Contains(out, "verdict: not saturated") {
 		t.Errorf("the verdict should say throughput is still rising at C=32:\n%s", out)
 	}
 }
