@@ -150,3 +150,17 @@ func TestUntilSaturated(t *testing.T) {
 		t.Errorf("not called saturated:\n%s", out)
 	}
 }
+
+// A server that runs fewer requests than the client sends is reported as
+// capped, with its queue, from its own /metrics.
+func TestCappedServerFromMetrics(t *testing.T) {
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "testdata/capped-24.yaml", "-c", "32", "--requests", "96", "--output-tokens", "200", "-o", t.TempDir()+"/c.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, want := range []string{"server metrics", "running ≤ 24, waiting ≤ 8", "the server ran at most 24 requests while 32 were sent", "up to 8 waited"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

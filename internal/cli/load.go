@@ -26,6 +26,7 @@ import (
 	"github.com/tokperf/tokperf/internal/schedule"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/telemetry"
 	"github.com/tokperf/tokperf/internal/workload"
 )
 
@@ -323,6 +324,12 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	fmt.Fprintln(e.stderr, report.Describe(setup))
 	var sums []summary.Stage
+	var views []*analyze.ServerView
+	names, scrape := telemetry.EngineNames[setup.Server.Engine], false
+	if names.Generated != "" {
+		_, err := telemetry.Scrape(ctx, sess.client, sess.base+"/metrics", names)
+		scrape = err == nil
+	}
 	runStage := func(st runner.Stage) {
 		label := fmt.Sprintf("C=%d", st.Concurrency)
 		if st.Rate > 0 {
@@ -333,10 +340,21 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 			what = "requests for " + st.Duration.String()
 		}
 		fmt.Fprintf(e.stderr, "%s: %d warm-up, then %s ...\n", label, st.Warmup, what)
+		var watch *telemetry.Watcher
+		if scrape {
+			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, st.Index, time.Second)
+		}
 		recs := r.Stage(ctx, st)
 		s := summary.Of(recs, st.Concurrency)
 		s.Index = st.Index
 		sums = append(sums, s)
+		if watch != nil {
+			samples := watch.Stop()
+			if err := w.WriteMetrics(samples); err != nil && writeErr == nil {
+				writeErr = err
+			}
+			views = append(views, analyze.Server(s, recs, samples, names))
+		}
 		fmt.Fprintf(e.stderr, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
 	}
 	for _, st := range stages {
@@ -371,7 +389,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 	interrupted := ctx.Err() != nil
 	closeErr := w.Close(interrupted)
 	fmt.Fprintln(e.stdout)
-	printReport(e.stdout, setup, sums, len(f.rates) > 0)
+	printReport(e.stdout, setup, sums, views, len(f.rates) > 0)
 	fmt.Fprintf(e.stdout, "results: %s\n", out)
 	switch {
 	case writeErr != nil:
@@ -539,14 +557,21 @@ func firstGeneration(ctx context.Context, b *backend.Backend, timeout time.Durat
 	return time.Since(start), fmt.Errorf("no 1-token generation succeeded within %v (last: %s)", timeout, last)
 }
 
-func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, openLoop bool) {
+func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, views []*analyze.ServerView, openLoop bool) {
 	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop, Simulated: setup.Simulated})
+	var notes []string
+	for _, v := range views {
+		if v != nil {
+			notes = append(notes, v.Line)
+			warnings = append(warnings, v.Warnings...)
+		}
+	}
 	var verdict *analyze.Verdict
 	if !openLoop && len(sums) > 1 {
 		v := analyze.Scaling(sums)
 		verdict = &v
 	}
-	report.Text(w, setup, sums, warnings, verdict)
+	report.Text(w, setup, sums, notes, warnings, verdict)
 }
 
 func machine() record.Machine {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/telemetry"
 )
 
 // reportCmd is tokperf report: the table and warnings of saved files.
@@ -50,6 +52,8 @@ func reportCmd(args []string, e *env) error {
 		}
 		sort.Ints(idx)
 		var sums []summary.Stage
+		var views []*analyze.ServerView
+		names := telemetry.EngineNames[h.Setup.Server.Engine]
 		openLoop := false
 		for _, k := range idx {
 			rs := byStage[k]
@@ -59,9 +63,16 @@ func reportCmd(args []string, e *env) error {
 			}
 			if s.Requests > 0 {
 				sums = append(sums, s)
+				var samples []telemetry.Sample
+				for _, m := range r.Metrics() {
+					if m.Stage == k {
+						samples = append(samples, m)
+					}
+				}
+				views = append(views, analyze.Server(s, rs, samples, names))
 			}
 		}
-		printReport(e.stdout, h.Setup, sums, openLoop)
+		printReport(e.stdout, h.Setup, sums, views, openLoop)
 	}
 	return nil
 }

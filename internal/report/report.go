@@ -140,7 +140,7 @@ func ServerLine(s summary.Stage) string {
 
 // Text writes the full human report: what was measured, the table, the
 // definitions used, the warnings and the verdict.
-func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []analyze.Warning, verdict *analyze.Verdict) {
+func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []string, warnings []analyze.Warning, verdict *analyze.Verdict) {
 	fmt.Fprintln(w, Describe(setup))
 	fmt.Fprintln(w)
 	Table(w, stages)
@@ -156,6 +156,9 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, warnings []an
 		if line := ServerLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	for _, wn := range warnings {
 		fmt.Fprintln(w, "warning: "+wn.String())

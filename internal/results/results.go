@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/telemetry"
 )
 
 // Format names this file format and its version.
@@ -37,6 +38,25 @@ type Header struct {
 	StartUnixNs int64          `json:"start_unix_ns"` // wall time of offset 0
 	Setup       record.Setup   `json:"setup"`
 	Machine     record.Machine `json:"machine"`
+}
+
+// metricsLine is a scrape of the server's /metrics during a stage.
+type metricsLine struct {
+	Type string `json:"type"` // "metrics"
+	telemetry.Sample
+}
+
+// WriteMetrics appends the server metrics sampled during a stage.
+func (w *Writer) WriteMetrics(samples []telemetry.Sample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range samples {
+		if w.err != nil {
+			break
+		}
+		w.err = w.line(metricsLine{Type: "metrics", Sample: s})
+	}
+	return w.err
 }
 
 // End is the last line of a run that ended normally or by interrupt.
@@ -210,7 +230,11 @@ type Reader struct {
 	rec       record.Record
 	err       error
 	truncated bool
+	metrics   []telemetry.Sample
 }
+
+// Metrics are the server metrics samples read so far.
+func (r *Reader) Metrics() []telemetry.Sample { return r.metrics }
 
 // NewReader reads from r; name is used in errors ("run.jsonl line 12: …").
 func NewReader(r io.Reader, name string) *Reader {
@@ -273,6 +297,13 @@ func (r *Reader) Next() bool {
 			}
 			r.rec = l.record()
 			return true
+		case "metrics":
+			var m metricsLine
+			if err := json.Unmarshal(b, &m); err != nil {
+				r.err = fmt.Errorf("%s line %d: metrics: %v", r.name, r.lineNo, err)
+				return false
+			}
+			r.metrics = append(r.metrics, m.Sample)
 		case "end":
 			var e End
 			json.Unmarshal(b, &e)

@@ -1,0 +1,72 @@
+package telemetry
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	in := `# HELP x a thing
+# TYPE x counter
+x 3
+x{model="a"} 4
+h_bucket{le="0.1"} 7
+h_sum 1.5
+h_count 7
+g{a="}"} 2.5e3
+`
+	m, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["x"] != 7 || m["h_sum"] != 1.5 || m["h_count"] != 7 || m["g"] != 2500 {
+		t.Errorf("parsed %v", m)
+	}
+	if _, ok := m["h_bucket"]; ok {
+		t.Error("buckets kept")
+	}
+	if _, err := Parse(strings.NewReader("x{a=\"b\" 1\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("unclosed labels: %v", err)
+	}
+}
+
+// The real llama.cpp /metrics capture parses.
+func TestParseLlamaCapture(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", "llama-metrics.txt"))
+	if err != nil {
+		t.Skip(err)
+	}
+	m, err := Parse(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["llamacpp:tokens_predicted_total"] != 2048 || m["llamacpp:prompt_tokens_total"] != 196 {
+		t.Errorf("parsed %v", m)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	n := EngineNames["vllm"]
+	s := Summarize([]Sample{
+		{At: 0, Values: map[string]float64{n.Running: 3, n.Generated: 100, n.SpecDrafts: 10, n.SpecDraftTokens: 30, n.SpecAccepted: 15}},
+		{At: 1e9, Values: map[string]float64{n.Running: 8, n.Waiting: 2, n.Generated: 600, n.SpecDrafts: 110, n.SpecDraftTokens: 330, n.SpecAccepted: 165}},
+		{At: 2e9, Values: map[string]float64{n.Running: 5, n.Generated: 1100, n.SpecDrafts: 210, n.SpecDraftTokens: 630, n.SpecAccepted: 315}},
+		{At: 9e9, Values: map[string]float64{n.Running: 99, n.Generated: 1e6}}, // outside the window
+	}, n, 0, 2e9)
+	if s.MaxRunning != 8 || s.MaxWaiting != 2 || s.GenTokS != 500 || s.SpecLength != 2.5 || math.Abs(s.SpecRate-0.5) > 1e-12 || !math.IsNaN(s.CacheHit) {
+		t.Errorf("%+v", s)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("x 1\ny{a=\"b\"} 2\n# c\n"))
+	if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", "llama-metrics.txt")); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		Parse(strings.NewReader(string(in)))
+	})
+}

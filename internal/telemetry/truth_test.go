@@ -1,0 +1,79 @@
+package telemetry_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/telemetry"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// Spec acceptance and the generated-token rate read from the simulator's
+// /metrics agree with its engine's own counters and with the tokens its
+// trace says it sent, for both naming schemes.
+func TestMetricsAgainstSimulatorTruth(t *testing.T) {
+	for _, engine := range []string{"vllm", "sglang"} {
+		t.Run(engine, func(t *testing.T) {
+			p, err := sim.ParseProfile("spec.yaml", []byte(`name: spec
+engine: `+engine+`
+model: m
+decode: {linear: {a_ms: 4, c_ms: 0.05}}
+prefill: {per_token_us: 10}
+speculative: {method: EAGLE, drafts: 3, acceptance: 0.6}
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			synctest.Test(t, func(t *testing.T) {
+				n := memnet.New()
+				srv := sim.New(p, sim.Options{})
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan struct{})
+				go func() { defer close(done); srv.Serve(ctx, n) }()
+				client := backend.NewClient(8, n.Dial)
+				b, _ := backend.New(backend.Config{URL: "http://sim", Endpoint: "completions", Model: "m", Conns: 8, Dial: n.Dial})
+				names := telemetry.EngineNames[engine]
+				clock := record.NewClock()
+				w := telemetry.Watch(ctx, client, "http://sim/metrics", names, clock, 0, 200*time.Millisecond)
+				wl := workload.Synthetic{InputTokens: 16, OutputTokens: 300, IgnoreEOS: true}
+				r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock}
+				recs := r.Stage(ctx, runner.Stage{Concurrency: 8, Requests: 16})
+				time.Sleep(time.Millisecond)
+				samples := w.Stop()
+				got := telemetry.Summarize(samples, names, 0, clock.Now())
+				e := srv.Engine()
+				truthLength := 1 + float64(e.SpecAccepted.Load())/float64(e.SpecDrafts.Load())
+				if math.Abs(got.SpecLength/truthLength-1) > 0.01 {
+					t.Errorf("acceptance length %.3f from /metrics, the engine's %.3f", got.SpecLength, truthLength)
+				}
+				tokens := 0
+				for _, tr := range srv.Trace() {
+					for _, c := range tr.Chunks {
+						if at := c.At.Sub(clock.Start()); at > got.From && at <= got.To {
+							tokens += c.Tokens
+						}
+					}
+				}
+				truthRate := float64(tokens) / (got.To - got.From).Seconds()
+				if math.Abs(got.GenTokS/truthRate-1) > 0.02 {
+					t.Errorf("generated %.1f tok/s from /metrics, the trace %.1f", got.GenTokS, truthRate)
+				}
+				if len(recs) != 16 {
+					t.Errorf("%d records", len(recs))
+				}
+				b.Close()
+				client.CloseIdleConnections()
+				cancel()
+				<-done
+			})
+		})
+	}
+}
