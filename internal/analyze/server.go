@@ -47,7 +47,7 @@ func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, n
 	var parts []string
 	parts = append(parts, fmt.Sprintf("running ≤ %.0f, waiting ≤ %.0f", t.MaxRunning, t.MaxWaiting))
 	if names.KV != "" {
-		parts = append(parts, fmt.Sprintf("KV cache ≤ %.0f%%", 100*t.MaxKV))
+		parts = append(parts, fmt.Sprintf("KV cache ≤ %.2g%%", 100*t.MaxKV))
 	}
 	if t.SpecLength > 0 {
 		sp := fmt.Sprintf("speculation accepts %.2f tokens per step", t.SpecLength)

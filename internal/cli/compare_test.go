@@ -106,6 +106,8 @@ func TestCompareABSignificance(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)
 	}
+	golden(t, "compare-ab.stdout", strings.ReplaceAll(out, dir+"/", ""))
+	golden(t, "compare-ab.stdout", strings.ReplaceAll(out, dir+"/", ""))
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "| 1 |") && !strings.Contains(line, "| ~") {
 			t.Errorf("same profile, a significant difference: %s", line)

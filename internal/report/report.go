@@ -147,6 +147,15 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []strin
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
 	fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
+	var steady []string
+	for _, s := range stages {
+		if !math.IsNaN(s.SteadyTokS) && s.SteadyTokS > 0 {
+			steady = append(steady, fmt.Sprintf("%s %.1f", analyze.Label(s), s.SteadyTokS))
+		}
+	}
+	if len(steady) > 0 {
+		fmt.Fprintf(w, "steady state (tok/s while the target concurrency was in flight): %s\n", strings.Join(steady, ", "))
+	}
 	for _, s := range stages {
 		if s.TokensPerChunk > 1.05 {
 			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
