@@ -69,6 +69,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		err = load(ctx, cmd, rest, e)
 	case "overhead":
 		err = overheadCmd(ctx, rest, e)
+	case "selftest":
+		err = selftestCmd(ctx, rest, e)
 	case "sim":
 		err = simCmd(ctx, rest, e)
 	case "report":
@@ -78,7 +80,7 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "baselines":
 		err = baselinesCmd(rest, e)
 	default:
-		err = usagef("unknown command %q (commands: sweep, run, overhead, report, compare, baselines, sim, version, help)", cmd)
+		err = usagef("unknown command %q (commands: sweep, run, overhead, report, compare, baselines, selftest, sim, version, help)", cmd)
 	}
 	var ue *usageError
 	switch {
@@ -116,6 +118,8 @@ Usage:
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]
                              a run against a published baseline, per GPU, with fairness
   tokperf baselines [NAME]   the published baselines tokperf knows
+  tokperf selftest           how many streams tokperf measures accurately on this machine
+                             (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own
   tokperf version
   tokperf help COMMAND       the flags of a command
