@@ -277,3 +277,27 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "chunks/s")
 }
+
+// BenchmarkEvents is the SSE scanner alone over a 1000-event stream: its
+// few allocations are per stream (the scanner's buffer), none per event.
+func BenchmarkEvents(b *testing.B) {
+	var sb strings.Builder
+	for range 1000 {
+		sb.WriteString(`data: {"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" word","finish_reason":null}]}` + "\n\n")
+	}
+	in := sb.String()
+	r := strings.NewReader(in)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(in)
+		ev := NewEvents(r)
+		n := 0
+		for ev.Next() {
+			n++
+		}
+		if n != 1000 {
+			b.Fatal(n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/event")
+}

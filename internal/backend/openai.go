@@ -76,6 +76,35 @@ type openAIChunk struct {
 	Message string        `json:"message"` // some servers' error objects
 }
 
+// fastPath reads chunks with fastChunk first (tests turn it off to compare).
+var fastPath = true
+
+// facts reduces a decoded chunk to what the client reads.
+func (c *openAIChunk) facts() chunkFacts {
+	var f chunkFacts
+	f.choices = len(c.Choices)
+	for _, ch := range c.Choices {
+		if ch.Text != nil && *ch.Text != "" {
+			f.content = true
+		}
+		if d := ch.Delta; d != nil {
+			f.content = f.content || (d.Content != nil && *d.Content != "")
+			f.reasoning = f.reasoning || (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "")
+			f.tool = f.tool || (len(d.ToolCalls) > 0 && string(d.ToolCalls) != "null" && string(d.ToolCalls) != "[]")
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			f.hasFinish, f.finish = true, *ch.FinishReason
+		}
+	}
+	if u := c.Usage; u != nil {
+		f.usage, f.prompt, f.completion = true, u.PromptTokens, u.CompletionTokens
+		if d := u.PromptTokensDetails; d != nil {
+			f.cached = d.CachedTokens
+		}
+	}
+	return f
+}
+
 type streamError struct {
 	Message string `json:"message"`
 	Code    any    `json:"code"`
@@ -97,7 +126,8 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 	var (
 		cum        int // last cumulative completion_tokens seen per chunk
 		continuous bool
-		final      *openAIUsage
+		final      int
+		hasFinal   bool
 		sawFinish  bool
 		chunks     int
 	)
@@ -107,58 +137,55 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		if string(data) == "[DONE]" {
 			break
 		}
-		var c openAIChunk
-		if err := json.Unmarshal(data, &c); err != nil {
-			rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
-			return
+		f, ok := chunkFacts{}, false
+		if fastPath {
+			f, ok = fastChunk(data)
 		}
-		if c.Error != nil || c.Object == "error" {
-			msg := c.Message
-			if c.Error != nil {
-				msg = c.Error.Message
+		if !ok {
+			var c openAIChunk
+			if err := json.Unmarshal(data, &c); err != nil {
+				rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
+				return
 			}
-			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+msg
-			return
+			if c.Error != nil || c.Object == "error" {
+				msg := c.Message
+				if c.Error != nil {
+					msg = c.Error.Message
+				}
+				rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+msg
+				return
+			}
+			if t := c.Timings.timing(); t != nil {
+				rec.Server = t
+			}
+			f = c.facts()
 		}
-		if t := c.Timings.timing(); t != nil {
-			rec.Server = t
-		}
-		var content, reasoning, tool bool
-		for _, ch := range c.Choices {
-			if ch.Text != nil && *ch.Text != "" {
-				content = true
-			}
-			if d := ch.Delta; d != nil {
-				content = content || (d.Content != nil && *d.Content != "")
-				reasoning = reasoning || (d.ReasoningContent != nil && *d.ReasoningContent != "") || (d.Reasoning != nil && *d.Reasoning != "")
-				tool = tool || (len(d.ToolCalls) > 0 && string(d.ToolCalls) != "null" && string(d.ToolCalls) != "[]")
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				sawFinish = true
-				rec.FinishReason = *ch.FinishReason
-			}
+		content, reasoning, tool := f.content, f.reasoning, f.tool
+		if f.hasFinish {
+			sawFinish = true
+			rec.FinishReason = f.finish
 		}
 		n := 0
-		if u := c.Usage; u != nil && u.CompletionTokens > 0 {
+		if f.usage && f.completion > 0 {
 			// Usage on a chunk that still streams is cumulative (continuous
 			// usage stats); on an empty or finishing chunk it is the final
 			// count, unless the stream was continuous all along. A zero
 			// usage is neither: some servers attach one to every chunk.
-			if len(c.Choices) > 0 && (continuous || !sawFinish) {
+			if f.choices > 0 && (continuous || !sawFinish) {
 				continuous = true
-				n = u.CompletionTokens - cum
-				cum = u.CompletionTokens
+				n = f.completion - cum
+				cum = f.completion
 			} else {
-				final = u
+				final, hasFinal = f.completion, true
 				if content || reasoning || tool {
 					n = 1 // the finishing chunk's own tokens are not counted: assume one
 				}
 			}
-			if u.PromptTokens > 0 {
-				rec.PromptTokens, rec.PromptSource = u.PromptTokens, record.SourceUsage
+			if f.prompt > 0 {
+				rec.PromptTokens, rec.PromptSource = f.prompt, record.SourceUsage
 			}
-			if d := u.PromptTokensDetails; d != nil {
-				rec.CachedTokens = d.CachedTokens
+			if f.cached > 0 {
+				rec.CachedTokens = f.cached
 			}
 		} else if content || reasoning || tool {
 			n = 1
@@ -172,8 +199,8 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		}
 	}
 	switch {
-	case final != nil:
-		rec.OutputTokens, rec.OutputSource = final.CompletionTokens, record.SourceUsage
+	case hasFinal:
+		rec.OutputTokens, rec.OutputSource = final, record.SourceUsage
 	case continuous:
 		rec.OutputTokens, rec.OutputSource = cum, record.SourceContinuous
 	default:
