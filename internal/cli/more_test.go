@@ -127,3 +127,18 @@ func TestOverheadRecoversChatCost(t *testing.T) {
 		t.Errorf("the chat template's prompt tokens are not shown:\n%s", out)
 	}
 }
+
+// selftest runs the simulator in a separate process and compares tokperf
+// with its truth; a small ramp is accurate.
+func TestSelftest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a simulator process")
+	}
+	out, errw, code := runCLI(t, "selftest", "--streams", "4,16", "--tokens", "20", "--stream-rate", "50", "-o", t.TempDir()+"/s.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	if !strings.Contains(out, "| 16 | 800 |") || (!raceEnabled && !strings.Contains(out, "accurate up to 16 streams")) {
+		t.Errorf("selftest output:\n%s\n%s", out, errw)
+	}
+}
