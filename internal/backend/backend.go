@@ -150,7 +150,14 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		// Sent is stamped when the connection is in hand, just before the
 		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
+		var dialStart time.Duration
 		hr = hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
+			ConnectStart: func(string, string) { dialStart = clock.Now() },
+			ConnectDone: func(string, string, error) {
+				if dialStart > 0 {
+					rec.Connect = clock.Now() - dialStart
+				}
+			},
 			GotConn: func(httptrace.GotConnInfo) { rec.Sent = clock.Now() },
 		}))
 		resp, err = b.client.Do(hr)

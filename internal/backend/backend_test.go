@@ -59,6 +59,31 @@ func readCapture(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", name))
 }
 
+// An event that arrived with the one before it is flagged as buffered.
+func TestEventsBuffered(t *testing.T) {
+	// Two reads: the first delivers two events, the second one.
+	r := &chunkedReader{parts: []string{"data: a\n\ndata: b\n\n", "data: c\n\n"}}
+	ev := NewEvents(r)
+	var got []bool
+	for ev.Next() {
+		got = append(got, ev.Buffered())
+	}
+	if !cmp.Equal(got, []bool{false, true, false}) {
+		t.Errorf("buffered %v, want [false true false]", got)
+	}
+}
+
+type chunkedReader struct{ parts []string }
+
+func (c *chunkedReader) Read(p []byte) (int, error) {
+	if len(c.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.parts[0])
+	c.parts = c.parts[1:]
+	return n, nil
+}
+
 func capture(t *testing.T, name string) *os.File {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "wire", name))

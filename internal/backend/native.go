@@ -69,6 +69,9 @@ func (tgi) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		}
 		if e.Token != nil {
 			rec.AddChunk(now, 1)
+			if ev.Buffered() {
+				rec.Buffered++
+			}
 			if e.Token.Text != "" && !e.Token.Special && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -172,6 +175,9 @@ func (llamaCpp) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		}
 		if n > 0 {
 			rec.AddChunk(now, n)
+			if ev.Buffered() {
+				rec.Buffered++
+			}
 			if e.Content != "" && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -254,7 +260,7 @@ type ollamaLine struct {
 
 func (o ollama) read(body io.Reader, clock record.Clock, rec *record.Record) {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxEvent)
+	sc.Buffer(make([]byte, 0, 4<<10), maxEvent)
 	sawFinish := false
 	for sc.Scan() {
 		now := clock.Now()

@@ -193,6 +193,9 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		if n > 0 {
 			chunks++
 			rec.AddChunk(now, n)
+			if ev.Buffered() {
+				rec.Buffered++
+			}
 			if content && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

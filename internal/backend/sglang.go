@@ -64,6 +64,9 @@ func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		counted = true
 		if n := m.CompletionTokens - cum; n > 0 {
 			rec.AddChunk(now, n)
+			if ev.Buffered() {
+				rec.Buffered++
+			}
 			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

@@ -22,19 +22,41 @@ const maxEvent = 64 << 20
 // event still open at the end of the stream is returned too, since some
 // servers end without the blank line.
 type Events struct {
-	sc     *bufio.Scanner
-	data   []byte
-	skipLF bool // the last line ended in CR: a following LF belongs to it
-	err    error
+	sc       *bufio.Scanner
+	src      countingReader
+	data     []byte
+	skipLF   bool // the last line ended in CR: a following LF belongs to it
+	buffered bool
+	err      error
 }
 
-// NewEvents reads events from r.
+// countingReader counts the reads from the connection, to tell an event
+// that needed one from an event that was already waiting in the buffer.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.n++
+	return c.r.Read(p)
+}
+
+// NewEvents reads events from r. Its buffer starts small (thousands of
+// streams each hold one) and grows for long events.
 func NewEvents(r io.Reader) *Events {
-	e := &Events{sc: bufio.NewScanner(r)}
-	e.sc.Buffer(make([]byte, 0, 64<<10), maxEvent)
+	e := &Events{src: countingReader{r: r}}
+	e.sc = bufio.NewScanner(&e.src)
+	e.sc.Buffer(make([]byte, 0, 4<<10), maxEvent)
 	e.sc.Split(e.split)
 	return e
 }
+
+// Buffered reports whether the current event was complete in the buffer
+// before Next was called: it arrived with or behind the previous one, so
+// its timestamp is when the client got to it, not when it arrived. A
+// client that keeps up sees few of these.
+func (e *Events) Buffered() bool { return e.buffered }
 
 // split returns one line ending in LF, CR or CRLF, without waiting for the
 // byte after a CR (which would delay an event until the next one arrives).
@@ -75,6 +97,8 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 func (e *Events) Next() bool {
 	e.data = e.data[:0]
 	has := false
+	reads := e.src.n
+	defer func() { e.buffered = reads > 0 && e.src.n == reads }()
 	for e.sc.Scan() {
 		line := e.sc.Bytes()
 		if len(line) == 0 {

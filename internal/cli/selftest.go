@@ -259,6 +259,7 @@ type selftestRow struct {
 	Errors            int
 	TTFTErr, ITLErr   float64 // relative error against the truth
 	AggErr            float64
+	BufferedShare     float64
 	BareCPU           time.Duration
 	BareChunks        int
 	compared          bool
@@ -266,7 +267,7 @@ type selftestRow struct {
 
 func (r *selftestRow) fill(recs []record.Record, c int) {
 	s := summary.Of(recs, c)
-	r.Received, r.Tokens, r.Errors = s.AggregateTokS, s.OutputTokens, s.Requests-s.OK
+	r.Received, r.Tokens, r.Errors, r.BufferedShare = s.AggregateTokS, s.OutputTokens, s.Requests-s.OK, s.BufferedShare
 	for _, rec := range recs {
 		r.Chunks += len(rec.Chunks)
 	}
@@ -331,8 +332,8 @@ func (r selftestRow) short() string {
 }
 
 func printSelftest(w io.Writer, rows []selftestRow) {
-	fmt.Fprintln(w, "\n| streams | offered tok/s | received tok/s | CPU µs/token | CPU µs/chunk | bare reader µs/chunk | ratio | memory MB | TTFT err | ITL p50 err | aggregate err | errors |")
-	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "\n| streams | offered tok/s | received tok/s | CPU µs/token | CPU µs/chunk | bare reader µs/chunk | ratio | memory MB | chunks read late | TTFT err | ITL p50 err | aggregate err | errors |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range rows {
 		bare, ratio := "-", "-"
 		if r.BareChunks > 0 {
@@ -345,8 +346,8 @@ func printSelftest(w io.Writer, rows []selftestRow) {
 			}
 			return fmt.Sprintf("%+.1f%%", 100*v)
 		}
-		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f | %s | %s | %s | %d |\n", r.Streams, r.Offered, r.Received,
-			float64(r.CPU.Microseconds())/float64(max(r.Tokens, 1)), r.perChunk(), bare, ratio, r.RSSMB, errCell(r.TTFTErr), errCell(r.ITLErr), errCell(r.AggErr), r.Errors)
+		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f | %.1f%% | %s | %s | %s | %d |\n", r.Streams, r.Offered, r.Received,
+			float64(r.CPU.Microseconds())/float64(max(r.Tokens, 1)), r.perChunk(), bare, ratio, r.RSSMB, 100*r.BufferedShare, errCell(r.TTFTErr), errCell(r.ITLErr), errCell(r.AggErr), r.Errors)
 	}
 	// The highest level up to which every level was accurate.
 	upTo := 0

@@ -116,6 +116,11 @@ type Record struct {
 	FinishReason string
 	// Retries counts re-sends after a connection failed before any response byte.
 	Retries int
+	// Buffered counts token chunks that were already waiting in the
+	// client's buffer when read: their arrival times are late.
+	Buffered int
+	// Connect is the time spent opening a new connection, 0 on a reused one.
+	Connect time.Duration
 	// Endpoint is set when a run mixes endpoints (tokperf overhead).
 	Endpoint string
 	// Server is the request's timing as the server reported it, if it did.

@@ -39,7 +39,10 @@ type Stage struct {
 	RequestsPerS         float64 `json:"requests_per_s"`
 	EffectiveConcurrency float64 `json:"effective_concurrency"`
 	TokensPerChunk       float64 `json:"tokens_per_chunk"`
-	MeanOutputTokens     float64 `json:"mean_output_tokens"`
+	// BufferedShare is the share of token chunks that were already waiting
+	// in the client's buffer when read (a client falling behind).
+	BufferedShare    float64 `json:"buffered_share"`
+	MeanOutputTokens float64 `json:"mean_output_tokens"`
 
 	ClientQueue stats.Dist `json:"client_queue_ms"`
 	Late        int        `json:"late"` // open loop: sent more than 1 ms behind schedule
@@ -76,7 +79,7 @@ func Of(recs []record.Record, target int) Stage {
 	var srvDecode, srvE2E []float64
 	var first, last time.Duration = math.MaxInt64, math.MinInt64
 	var busy time.Duration
-	chunks := 0
+	chunks, buffered := 0, 0
 	measured := recs[:0:0]
 	for _, r := range recs {
 		if r.Warmup {
@@ -109,6 +112,7 @@ func Of(recs []record.Record, target int) Stage {
 		s.OutputSources[r.OutputSource]++
 		s.ChunkSources[r.ChunkSource]++
 		chunks += len(r.Chunks)
+		buffered += r.Buffered
 		if t := r.Server; t != nil {
 			s.ServerTimed++
 			if v := t.DecodeTokS(); v > 0 {
@@ -159,6 +163,7 @@ func Of(recs []record.Record, target int) Stage {
 	}
 	if chunks > 0 {
 		s.TokensPerChunk = float64(s.OutputTokens) / float64(chunks)
+		s.BufferedShare = float64(buffered) / float64(chunks)
 	}
 	s.SteadyTokS = steady(measured, target)
 	s.ClientQueue = stats.Describe(queue)
