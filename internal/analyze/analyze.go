@@ -79,6 +79,12 @@ func Warnings(stages []summary.Stage, c Context) []Warning {
 		if c.Simulated {
 			shared = " (here the embedded simulator shares the client's CPUs)"
 		}
+		if s.PromptTokens > 0 && float64(s.CachedTokens) > 0.01*float64(s.PromptTokens) {
+			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache on a workload meant to be uncached: TTFT is flattered", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens))
+		}
+		if s.NoContent > 0 {
+			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning only): their TTFO is undefined; raise the output length", s.NoContent, s.OK)
+		}
 		if c.OpenLoop {
 			if s.Late > 0 {
 				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)

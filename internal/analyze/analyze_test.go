@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
@@ -61,5 +62,29 @@ func TestScalingVerdicts(t *testing.T) {
 	}
 	if golden.String() != string(want) {
 		t.Errorf("verdicts changed:\n--- got\n%s\n--- want\n%s", golden.String(), want)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stage summary.Stage
+		ctx   Context
+		check string
+	}{
+		{"short output", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 500, EffectiveConcurrency: 1}, Context{OutputTokens: 1000, IgnoreEOS: true}, "short_output"},
+		{"cached prompts", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 1000, CachedTokens: 500, EffectiveConcurrency: 1}, Context{}, "prefix_cache"},
+		{"reasoning only", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, NoContent: 2, EffectiveConcurrency: 1}, Context{}, "no_content"},
+		{"late client", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3}, EffectiveConcurrency: 1}, Context{}, "client_lag"},
+		{"buffered chunks", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, BufferedShare: 0.3, EffectiveConcurrency: 1}, Context{}, "client_lag"},
+		{"capped", summary.Stage{Concurrency: 32, OK: 4, Requests: 4, EffectiveConcurrency: 20}, Context{}, "effective_concurrency"},
+		{"estimated tokens", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, EffectiveConcurrency: 1, OutputSources: map[record.TokenSource]int{record.SourceChunks: 4}}, Context{}, "token_source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := Warnings([]summary.Stage{tc.stage}, tc.ctx)
+			if len(ws) != 1 || ws[0].Check != tc.check {
+				t.Errorf("warnings %v, want exactly one %s", ws, tc.check)
+			}
+		})
 	}
 }

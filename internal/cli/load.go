@@ -277,9 +277,6 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 	if cmd == "run" && len(f.rates) > 1 {
 		return usagef("run is one stage: give one --rate, or use sweep")
 	}
-	if f.apiKey == "" {
-		f.apiKey = e.getenv("OPENAI_API_KEY")
-	}
 	stages := f.stages()
 	maxConns := 1
 	for _, s := range stages {
@@ -435,6 +432,9 @@ func (s *session) close() {
 // connect starts the embedded simulator if there is no --url, waits for a
 // starting server if asked, detects the engine and picks model and endpoint.
 func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, error) {
+	if f.apiKey == "" {
+		f.apiKey = e.getenv("OPENAI_API_KEY")
+	}
 	s := &session{f: f, e: e, base: f.url, setup: record.Setup{Command: cmd, URL: backend.Redact(f.url)}}
 	s.client = backend.NewClient(8, e.dial)
 	if s.base == "" {

@@ -59,9 +59,6 @@ func overheadCmd(ctx context.Context, args []string, e *env) error {
 	if f.endpoint == "chat" {
 		return usagef("--endpoint names the raw endpoint to compare with chat; chat is the other side")
 	}
-	if f.apiKey == "" {
-		f.apiKey = e.getenv("OPENAI_API_KEY")
-	}
 	maxC := 1
 	for _, c := range f.conc {
 		maxC = max(maxC, c)

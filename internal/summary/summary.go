@@ -39,6 +39,9 @@ type Stage struct {
 	RequestsPerS         float64 `json:"requests_per_s"`
 	EffectiveConcurrency float64 `json:"effective_concurrency"`
 	TokensPerChunk       float64 `json:"tokens_per_chunk"`
+	// NoContent counts ok requests with tokens but no visible content
+	// (reasoning only): their TTFO is undefined.
+	NoContent int `json:"no_content,omitempty"`
 	// BufferedShare is the share of token chunks that were already waiting
 	// in the client's buffer when read (a client falling behind).
 	BufferedShare    float64 `json:"buffered_share"`
@@ -128,6 +131,8 @@ func Of(recs []record.Record, target int) Stage {
 		ttft = append(ttft, ms(r.FirstToken-r.Sent))
 		if r.FirstContent != record.Unset {
 			ttfo = append(ttfo, ms(r.FirstContent-r.Sent))
+		} else {
+			s.NoContent++
 		}
 		lat := r.LastToken - r.Sent
 		e2e = append(e2e, ms(lat))
