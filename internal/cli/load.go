@@ -107,6 +107,7 @@ type loadFlags struct {
 	gpus                                                int
 	gpuType                                             string
 	untilSaturated                                      bool
+	sloTTFT, sloTPOT, sloE2E                            time.Duration
 	maxConc                                             int
 	sharedPrefix                                        int
 	cachePrompt                                         bool
@@ -133,6 +134,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
 		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
 	}
+	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "goodput counts requests whose TTFT is at most this")
+	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "goodput counts requests whose TPOT is at most this")
+	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "goodput counts requests whose E2E latency is at most this")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
@@ -218,6 +222,8 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--duration must not be negative")
 	case f.timeout <= 0:
 		return usagef("--timeout must be positive")
+	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
+		return usagef("SLOs must not be negative")
 	case f.warmup < -1:
 		return usagef("--warmup must be -1 (one round), 0 or more")
 	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
@@ -342,7 +348,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, st.Index, time.Second)
 		}
 		recs := r.Stage(ctx, st)
-		s := summary.Of(recs, st.Concurrency)
+		s := summary.OfSLO(recs, st.Concurrency, setup.SLO)
 		s.Index = st.Index
 		sums = append(sums, s)
 		if watch != nil {
@@ -366,6 +372,10 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		a, b := sums[len(sums)-2], sums[len(sums)-1]
 		if b.OK < b.Requests {
 			fmt.Fprintf(e.stderr, "--until-saturated: stopping, requests failed at C=%d\n", b.Concurrency)
+			break
+		}
+		if setup.SLO.Set() && float64(b.SLOMet) < 0.9*float64(b.OK) {
+			fmt.Fprintf(e.stderr, "--until-saturated: stopping, only %d of %d requests met the SLO at C=%d\n", b.SLOMet, b.OK, b.Concurrency)
 			break
 		}
 		if analyze.PerDoubling(a, b) < analyze.Saturation {
@@ -488,6 +498,8 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 	}
 	s.setup.Workload = record.Workload{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Seed: f.seed, SharedPrefix: f.sharedPrefix}
 	s.setup.Sampling = record.Sampling{Temperature: f.temperature}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	s.setup.SLO = record.SLO{TTFTMs: ms(f.sloTTFT), TPOTMs: ms(f.sloTPOT), E2EMs: ms(f.sloE2E)}
 	if f.gpus > 0 {
 		s.setup.GPUs = f.gpus
 	}

@@ -57,7 +57,7 @@ func reportCmd(args []string, e *env) error {
 		openLoop := false
 		for _, k := range idx {
 			rs := byStage[k]
-			s := summary.Of(rs, rs[0].Concurrency)
+			s := summary.OfSLO(rs, rs[0].Concurrency, h.Setup.SLO)
 			if rs[0].Rate > 0 {
 				openLoop = true
 			}

@@ -1,5 +1,7 @@
 package record
 
+import "time"
+
 // Setup is everything that defines a run, written as the result file's
 // header so any figure can be traced back to what produced it. It never
 // holds credentials.
@@ -17,6 +19,36 @@ type Setup struct {
 	Sampling  Sampling `json:"sampling"`
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
+	SLO       SLO      `json:"slo,omitzero"`
+}
+
+// SLO is the latency a request must meet to count toward goodput; zero
+// fields are not checked.
+type SLO struct {
+	TTFTMs float64 `json:"ttft_ms,omitempty"`
+	TPOTMs float64 `json:"tpot_ms,omitempty"`
+	E2EMs  float64 `json:"e2e_ms,omitempty"`
+}
+
+// Set reports whether any objective is given.
+func (s SLO) Set() bool { return s.TTFTMs > 0 || s.TPOTMs > 0 || s.E2EMs > 0 }
+
+// Met reports whether a finished request met every objective.
+func (s SLO) Met(r *Record) bool {
+	if !r.OK() || len(r.Chunks) == 0 {
+		return false
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	if s.TTFTMs > 0 && ms(r.FirstToken-r.Sent) > s.TTFTMs {
+		return false
+	}
+	if s.E2EMs > 0 && ms(r.LastToken-r.Sent) > s.E2EMs {
+		return false
+	}
+	if n := r.OutputTokens - r.Chunks[0].Tokens; s.TPOTMs > 0 && n > 0 && ms(r.LastToken-r.FirstToken)/float64(n) > s.TPOTMs {
+		return false
+	}
+	return true
 }
 
 // Server is what the server said about itself.

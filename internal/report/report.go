@@ -153,6 +153,22 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []strin
 			steady = append(steady, fmt.Sprintf("%s %.1f", analyze.Label(s), s.SteadyTokS))
 		}
 	}
+	if slo := setup.SLO; slo.Set() {
+		var parts, good []string
+		if slo.TTFTMs > 0 {
+			parts = append(parts, fmt.Sprintf("TTFT ≤ %g ms", slo.TTFTMs))
+		}
+		if slo.TPOTMs > 0 {
+			parts = append(parts, fmt.Sprintf("TPOT ≤ %g ms", slo.TPOTMs))
+		}
+		if slo.E2EMs > 0 {
+			parts = append(parts, fmt.Sprintf("E2E ≤ %g ms", slo.E2EMs))
+		}
+		for _, s := range stages {
+			good = append(good, fmt.Sprintf("%s %.2f req/s, %.1f tok/s (%d of %d met)", analyze.Label(s), s.GoodputRequestsPerS, s.GoodputTokS, s.SLOMet, s.OK))
+		}
+		fmt.Fprintf(w, "goodput (%s): %s\n", strings.Join(parts, ", "), strings.Join(good, "; "))
+	}
 	if len(steady) > 0 {
 		fmt.Fprintf(w, "steady state (tok/s while the target concurrency was in flight): %s\n", strings.Join(steady, ", "))
 	}

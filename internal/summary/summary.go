@@ -39,6 +39,12 @@ type Stage struct {
 	RequestsPerS         float64 `json:"requests_per_s"`
 	EffectiveConcurrency float64 `json:"effective_concurrency"`
 	TokensPerChunk       float64 `json:"tokens_per_chunk"`
+	// Goodput is the requests (and their tokens) per second that met every
+	// objective of the SLO; with no SLO every ok request counts.
+	GoodputRequestsPerS float64 `json:"goodput_requests_per_s"`
+	GoodputTokS         float64 `json:"goodput_tok_s"`
+	SLOMet              int     `json:"slo_met"`
+
 	// NoContent counts ok requests with tokens but no visible content
 	// (reasoning only): their TTFO is undefined.
 	NoContent int `json:"no_content,omitempty"`
@@ -75,7 +81,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // Of computes a stage's figures; target is its concurrency (0 for an
 // uncapped open loop, which has no steady state to speak of).
-func Of(recs []record.Record, target int) Stage {
+func Of(recs []record.Record, target int) Stage { return OfSLO(recs, target, record.SLO{}) }
+
+// OfSLO is Of with goodput measured against an SLO.
+func OfSLO(recs []record.Record, target int, slo record.SLO) Stage {
 	s := Stage{Concurrency: target, Errors: map[record.Status]int{}, OutputSources: map[record.TokenSource]int{}, ChunkSources: map[record.TokenSource]int{}}
 	var queue, ttft, ttfo, e2e, tpot, decode, reqTokS, icl []float64
 	var itl []stats.Weighted
@@ -109,6 +118,12 @@ func Of(recs []record.Record, target int) Stage {
 			continue
 		}
 		s.OK++
+		goodTokens := 0
+		if slo.Met(&r) {
+			s.SLOMet++
+			goodTokens = r.OutputTokens
+		}
+		s.GoodputTokS += float64(goodTokens) // divided by the wall time below
 		s.OutputTokens += r.OutputTokens
 		s.PromptTokens += r.PromptTokens
 		s.CachedTokens += r.CachedTokens
@@ -160,6 +175,8 @@ func Of(recs []record.Record, target int) Stage {
 			s.InputTokS = float64(s.PromptTokens) / s.WallS
 			s.TotalTokS = float64(s.PromptTokens+s.OutputTokens) / s.WallS
 			s.RequestsPerS = float64(s.OK) / s.WallS
+			s.GoodputRequestsPerS = float64(s.SLOMet) / s.WallS
+			s.GoodputTokS /= s.WallS
 			s.EffectiveConcurrency = busy.Seconds() / s.WallS
 		}
 	}

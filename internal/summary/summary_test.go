@@ -83,3 +83,18 @@ func TestSteadyStateExcludesDrain(t *testing.T) {
 		t.Errorf("aggregate %v tok/s, want %v", s.AggregateTokS, 40/0.3)
 	}
 }
+
+func TestGoodput(t *testing.T) {
+	fast := req(0, 10*msec, 10*msec, 1, 1, 1)  // TTFT 10 ms, TPOT 10 ms
+	slow := req(0, 300*msec, 10*msec, 1, 1, 1) // TTFT 300 ms
+	s := OfSLO([]record.Record{fast, slow}, 2, record.SLO{TTFTMs: 100})
+	if s.SLOMet != 1 || !near(s.GoodputTokS, 3/s.WallS) || !near(s.GoodputRequestsPerS, 1/s.WallS) {
+		t.Errorf("met %d, goodput %v tok/s %v req/s", s.SLOMet, s.GoodputTokS, s.GoodputRequestsPerS)
+	}
+	if s := Of([]record.Record{fast, slow}, 2); s.SLOMet != 2 {
+		t.Errorf("no SLO: %d met, want every ok request", s.SLOMet)
+	}
+	if s := OfSLO([]record.Record{fast, slow}, 2, record.SLO{TPOTMs: 5}); s.SLOMet != 0 {
+		t.Errorf("TPOT 5 ms: %d met", s.SLOMet)
+	}
+}
