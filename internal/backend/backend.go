@@ -11,6 +11,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
+	"golang.org/x/net/http2"
 )
 
 // Config selects a server, a protocol and the client's transport.
@@ -40,6 +42,9 @@ type Config struct {
 	Conns int
 	// Dial replaces the network dialer (tests use in-memory pipes).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// HTTP2 speaks HTTP/2: h2c to http:// URLs, negotiated over TLS to
+	// https:// ones; many streams share few connections.
+	HTTP2 bool
 }
 
 // Backend sends requests in one protocol.
@@ -84,7 +89,14 @@ func New(cfg Config) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions, chat or api-chat)", cfg.Endpoint)
 	}
-	return &Backend{cfg: cfg, client: NewClient(cfg.Conns, cfg.Dial), url: strings.TrimSuffix(cfg.URL, "/") + p.route(), proto: p}, nil
+	client := NewClient(cfg.Conns, cfg.Dial)
+	switch {
+	case cfg.HTTP2 && strings.HasPrefix(cfg.URL, "http://"):
+		client = NewH2Client(cfg.Dial)
+	case cfg.HTTP2:
+		client.Transport.(*http.Transport).ForceAttemptHTTP2 = true // negotiated by TLS ALPN
+	}
+	return &Backend{cfg: cfg, client: client, url: strings.TrimSuffix(cfg.URL, "/") + p.route(), proto: p}, nil
 }
 
 func engineName(e string) string {
@@ -116,6 +128,22 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return &http.Client{Transport: t}
+}
+
+// NewH2Client speaks cleartext HTTP/2 with prior knowledge (h2c), as
+// servers on http:// URLs that offer HTTP/2 expect: many streams share a
+// few connections.
+func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return &http.Client{Transport: &http2.Transport{
+		AllowHTTP:          true,
+		DisableCompression: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			return dial(ctx, network, addr)
+		},
+	}}
 }
 
 // Route is the generation route's path.

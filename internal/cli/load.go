@@ -108,6 +108,7 @@ type loadFlags struct {
 	gpuType                                             string
 	untilSaturated                                      bool
 	sloTTFT, sloTPOT, sloE2E                            time.Duration
+	http2                                               bool
 	maxConc                                             int
 	sharedPrefix                                        int
 	cachePrompt                                         bool
@@ -137,6 +138,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "goodput counts requests whose TTFT is at most this")
 	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "goodput counts requests whose TPOT is at most this")
 	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "goodput counts requests whose E2E latency is at most this")
+	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
@@ -513,7 +515,7 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 // --wait-ready it also waits for a first 1-token generation to succeed.
 func (s *session) backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.setup.Server.Engine, Model: s.setup.Model,
-		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt})
+		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt, HTTP2: s.f.http2})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

@@ -258,3 +258,37 @@ func TestFaultsBecomeStatuses(t *testing.T) {
 		})
 	}
 }
+
+// Over HTTP/2 cleartext the measurements match the truth as over HTTP/1.1.
+func TestHTTP2(t *testing.T) {
+	p := profile(t, "eos_probability: 0.01\n")
+	srv, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	b, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: p.Model, Conns: 16, HTTP2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	wl := workload.Synthetic{InputTokens: 16, OutputTokens: 50, IgnoreEOS: true}
+	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
+	recs := r.Stage(context.Background(), runner.Stage{Concurrency: 16, Requests: 32, Timeout: time.Minute})
+	for deadline := time.Now().Add(5 * time.Second); len(srv.Trace()) < 32 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	truth := map[string]sim.TraceRequest{}
+	for _, tr := range srv.Trace() {
+		truth[tr.RequestID] = tr
+	}
+	for _, rec := range recs {
+		tr, ok := truth[fmt.Sprintf("tokperf-%d", rec.ID)]
+		if ok && tr.Proto != "HTTP/2.0" {
+			t.Fatalf("request %d went over %q", rec.ID, tr.Proto)
+		}
+		if !rec.OK() || !ok || rec.OutputTokens != tr.OutputTokens || len(rec.Chunks) != len(tr.Chunks) {
+			t.Errorf("request %d: %s %s, %d tokens in %d chunks, truth %d in %d", rec.ID, rec.Status, rec.Error, rec.OutputTokens, len(rec.Chunks), tr.OutputTokens, len(tr.Chunks))
+		}
+	}
+}

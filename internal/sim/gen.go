@@ -99,7 +99,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		openAIError(w, 503, err.Error())
 		return
 	}
-	tr := s.trace.begin(num, r.Header.Get("X-Request-Id"), g.route, g.promptTokens, g.maxTokens, x.arrived)
+	tr := s.trace.begin(num, r.Header.Get("X-Request-Id"), g.route, r.Proto, g.promptTokens, g.maxTokens, x.arrived)
 	status := "cancelled"
 	defer func() { s.trace.end(tr, st, status) }()
 

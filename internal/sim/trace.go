@@ -11,6 +11,7 @@ type TraceRequest struct {
 	ID           uint64       `json:"id"`
 	RequestID    string       `json:"request_id,omitempty"` // the client's X-Request-Id
 	Route        string       `json:"route"`
+	Proto        string       `json:"proto"` // HTTP/1.1 or HTTP/2.0
 	PromptTokens int          `json:"prompt_tokens"`
 	MaxTokens    int          `json:"max_tokens"`
 	OutputTokens int          `json:"output_tokens"`
@@ -42,11 +43,11 @@ func newTracer(limit int) *tracer {
 // traceEntry is owned by one handler until end.
 type traceEntry struct{ TraceRequest }
 
-func (t *tracer) begin(id uint64, reqID, route string, prompt, maxTokens int, arrived time.Time) *traceEntry {
+func (t *tracer) begin(id uint64, reqID, route, proto string, prompt, maxTokens int, arrived time.Time) *traceEntry {
 	if t == nil {
 		return nil
 	}
-	return &traceEntry{TraceRequest{ID: id, RequestID: reqID, Route: route, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
+	return &traceEntry{TraceRequest{ID: id, RequestID: reqID, Route: route, Proto: proto, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
 }
 
 func (e *traceEntry) chunk(at time.Time, tokens int) {
