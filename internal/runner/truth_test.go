@@ -239,17 +239,19 @@ func TestFaultsBecomeStatuses(t *testing.T) {
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			p := profile(t, "faults: {\"*\": {"+tc.fault+"}}\n")
-			srv, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+			_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer stop()
-			_ = srv
 			b, _ := backend.New(backend.Config{URL: url, Endpoint: "completions", Conns: 2})
 			defer b.Close()
 			wl := workload.Synthetic{InputTokens: 8, OutputTokens: 50, IgnoreEOS: true}
 			r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
 			recs := r.Stage(context.Background(), runner.Stage{Concurrency: 2, Requests: 2, Timeout: 300 * time.Millisecond})
+			if len(recs) != 2 {
+				t.Fatalf("%d records of 2 requests", len(recs))
+			}
 			for _, rec := range recs {
 				if rec.Status != tc.want {
 					t.Errorf("request %d: status %q (%s), want %q", rec.ID, rec.Status, rec.Error, tc.want)
