@@ -213,6 +213,10 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	rec.HTTPCode = resp.StatusCode
+	if rec.Chunks == nil {
+		// One chunk per token at most, plus one: no regrowth on the hot path.
+		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
+	}
 	b.proto.read(resp.Body, clock, rec)
 	rec.Done = clock.Now()
 	// After a normal end only the chunked body's terminator follows: read

@@ -86,18 +86,23 @@ func Of(recs []record.Record, target int) Stage { return OfSLO(recs, target, rec
 // OfSLO is Of with goodput measured against an SLO.
 func OfSLO(recs []record.Record, target int, slo record.SLO) Stage {
 	s := Stage{Concurrency: target, Errors: map[record.Status]int{}, OutputSources: map[record.TokenSource]int{}, ChunkSources: map[record.TokenSource]int{}}
-	var queue, ttft, ttfo, e2e, tpot, decode, reqTokS, icl []float64
-	var itl []stats.Weighted
+	// Sized up front: a stage can hold a million requests.
+	n, gaps := len(recs), 0
+	for i := range recs {
+		gaps += max(len(recs[i].Chunks)-1, 0)
+	}
+	queue, ttft, ttfo, e2e := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	tpot, decode, reqTokS := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	icl, itl := make([]float64, 0, gaps), make([]stats.Weighted, 0, gaps)
 	var srvDecode, srvE2E []float64
 	var first, last time.Duration = math.MaxInt64, math.MinInt64
 	var busy time.Duration
 	chunks, buffered := 0, 0
-	measured := recs[:0:0]
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		if r.Warmup {
 			continue
 		}
-		measured = append(measured, r)
 		s.Index, s.Rate = r.Stage, r.Rate
 		s.Requests++
 		s.Retries += r.Retries
@@ -119,7 +124,7 @@ func OfSLO(recs []record.Record, target int, slo record.SLO) Stage {
 		}
 		s.OK++
 		goodTokens := 0
-		if slo.Met(&r) {
+		if slo.Met(r) {
 			s.SLOMet++
 			goodTokens = r.OutputTokens
 		}
@@ -187,7 +192,7 @@ func OfSLO(recs []record.Record, target int, slo record.SLO) Stage {
 		s.TokensPerChunk = float64(s.OutputTokens) / float64(chunks)
 		s.BufferedShare = float64(buffered) / float64(chunks)
 	}
-	s.SteadyTokS = steady(measured, target)
+	s.SteadyTokS = steady(recs, target)
 	s.ClientQueue = stats.Describe(queue)
 	s.TTFT, s.TTFO, s.E2E = stats.Describe(ttft), stats.Describe(ttfo), stats.Describe(e2e)
 	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(tpot), stats.Describe(decode), stats.Describe(reqTokS)
@@ -206,9 +211,11 @@ func steady(recs []record.Record, target int) float64 {
 		at    time.Duration
 		delta int
 	}
-	var edges []edge
-	for _, r := range recs {
-		edges = append(edges, edge{r.Sent, +1}, edge{r.Done, -1})
+	edges := make([]edge, 0, 2*len(recs))
+	for i := range recs {
+		if !recs[i].Warmup {
+			edges = append(edges, edge{recs[i].Sent, +1}, edge{recs[i].Done, -1})
+		}
 	}
 	sort.Slice(edges, func(i, j int) bool {
 		if edges[i].at != edges[j].at {
@@ -237,8 +244,9 @@ func steady(recs []record.Record, target int) float64 {
 		return math.NaN()
 	}
 	tokens := 0
-	for _, r := range recs {
-		if r.Status != record.StatusOK {
+	for i := range recs {
+		r := &recs[i]
+		if r.Status != record.StatusOK || r.Warmup {
 			continue
 		}
 		for _, c := range r.Chunks {
