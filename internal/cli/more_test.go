@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,5 +141,39 @@ func TestSelftest(t *testing.T) {
 	}
 	if !strings.Contains(out, "| 16 | 800 |") || (!raceEnabled && !strings.Contains(out, "accurate up to 16 streams")) {
 		t.Errorf("selftest output:\n%s\n%s", out, errw)
+	}
+}
+
+// --duration starts requests for that long; constant arrivals are evenly spaced.
+func TestDurationAndConstantArrivals(t *testing.T) {
+	dir := t.TempDir()
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "-c", "2", "--duration", "2s", "--warmup", "0", "--output-tokens", "100", "-o", dir+"/d.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, recs, _, _ := results.ReadAll(dir + "/d.jsonl")
+	// 100 tokens at 1 ms each: about 0.1 s per request, two slots, 2 s.
+	if n := len(recs); n < 30 || n > 50 {
+		t.Errorf("%d requests in 2 s with two slots of ~0.1 s requests", n)
+	}
+	for _, r := range recs {
+		if r.Sent > 2100*time.Millisecond+recs[0].Sent {
+			t.Errorf("request %d started at %v, after the 2 s duration", r.ID, r.Sent)
+		}
+	}
+	out, errw, code = runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "10", "--arrival", "constant", "--requests", "5", "--output-tokens", "5", "-o", dir+"/c.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, recs, _, _ = results.ReadAll(dir + "/c.jsonl")
+	var sched []time.Duration
+	for _, r := range recs {
+		sched = append(sched, r.Scheduled)
+	}
+	slices.Sort(sched)
+	for i := 1; i < len(sched); i++ {
+		if gap := sched[i] - sched[i-1]; gap != 100*time.Millisecond {
+			t.Errorf("constant arrivals %v apart, want 100 ms", gap)
+		}
 	}
 }
