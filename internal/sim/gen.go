@@ -94,6 +94,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		length = outputLength(key, s.p.EOSProbability, g.maxTokens)
 	}
 	length = max(length, min(g.minTokens, g.maxTokens))
+	answer := answerFor(g.prompt, s.p.Wire.WrongAnswers)
+	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
+		length = min(len(answer), g.maxTokens) // the answer, then EOS
+	}
 	st, err := s.eng.Submit(Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length})
 	if err != nil {
 		openAIError(w, 503, err.Error())
@@ -122,6 +126,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	}
 
 	gen := newTextGen(key)
+	gen.answer = answer
 	var evs []Event
 	var buf []byte
 	if g.stream {

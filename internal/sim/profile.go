@@ -128,6 +128,9 @@ type Wire struct {
 	OmitUsage bool `yaml:"omit_usage"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
+	// WrongAnswers answers exact-answer questions wrongly: a fast but
+	// broken configuration that correctness checks must catch.
+	WrongAnswers bool `yaml:"wrong_answers"`
 }
 
 // Fault is injected misbehaviour on a route; rates are per request.

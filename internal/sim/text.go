@@ -47,13 +47,23 @@ func countTokens(s string) int { return len(strings.Fields(s)) }
 
 // textGen produces a request's output tokens from its own seeded source, so
 // a greedy request for the same prompt always gets the same text.
-type textGen struct{ r *rand.Rand }
+type textGen struct {
+	r      *rand.Rand
+	answer []string // words to say first (an exact answer)
+}
 
 func newTextGen(key uint64) *textGen { return &textGen{r: rand.New(rand.NewPCG(key, 0x7e47))} }
 
 // next appends n tokens' text to b and their ids to ids.
 func (g *textGen) next(b []byte, ids []int, n int) ([]byte, []int) {
 	for range n {
+		if len(g.answer) > 0 {
+			b = append(b, ' ')
+			b = append(b, g.answer[0]...)
+			ids = append(ids, 0)
+			g.answer = g.answer[1:]
+			continue
+		}
 		id := g.r.IntN(len(vocab))
 		b = append(b, ' ')
 		b = append(b, vocab[id]...)

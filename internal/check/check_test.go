@@ -1,0 +1,79 @@
+package check
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWordsRoundTrip(t *testing.T) {
+	for n := 0; n < 1000; n++ {
+		w := Words(n)
+		if got, ok := ParseWords(w); !ok || got != n {
+			t.Fatalf("%d → %q → %d, %v", n, w, got, ok)
+		}
+	}
+	for n, want := range map[int]string{347: "three hundred forty-seven", 100: "one hundred", 15: "fifteen", 90: "ninety", 905: "nine hundred five"} {
+		if got := Words(n); got != want {
+			t.Errorf("Words(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for _, bad := range []string{"", "hundred", "twenty-zero", "ten hundred", "banana"} {
+		if _, ok := ParseWords(bad); ok {
+			t.Errorf("ParseWords(%q) accepted", bad)
+		}
+	}
+}
+
+func TestQuestionsDeterministic(t *testing.T) {
+	a, b, c := Questions(1, 20), Questions(1, 20), Questions(2, 20)
+	if !cmp.Equal(a, b) {
+		t.Error("same seed, different questions")
+	}
+	if cmp.Equal(a, c) {
+		t.Error("different seeds, same questions")
+	}
+}
+
+func TestCorrect(t *testing.T) {
+	add := Question{"add", "What is 37 + 48?", "85"}
+	words := Question{"words", "Write 347 in words", "three hundred forty-seven"}
+	for _, tc := range []struct {
+		q    Question
+		out  string
+		want bool
+	}{
+		{add, " 85", true}, {add, "85.", true}, {add, "The answer is 85", true}, {add, "84, 85", false}, {add, "850", false}, {add, "", false},
+		{words, " three hundred forty-seven", true}, {words, "Three hundred forty-seven.", true},
+		{words, "three hundred forty-seventh", false}, {words, "three hundred forty-seven-ish", false}, {words, "three hundred", false},
+	} {
+		if got := tc.q.Correct(tc.out); got != tc.want {
+			t.Errorf("%s %q: %v, want %v", tc.q.Kind, tc.out, got, tc.want)
+		}
+	}
+}
+
+func TestProblems(t *testing.T) {
+	if p := Problems("The sea is wide and deep, and its waves roll in from far away."); len(p) != 0 {
+		t.Errorf("sensible text flagged: %v", p)
+	}
+	for _, bad := range []string{"", "   ", "the the the the the the the the the", "a\x00b c d"} {
+		if len(Problems(bad)) == 0 {
+			t.Errorf("%q not flagged", bad)
+		}
+	}
+}
+
+func TestWilson(t *testing.T) {
+	lo, hi := Wilson(9, 10)
+	if math.Abs(lo-0.5958) > 0.001 || math.Abs(hi-0.9821) > 0.001 {
+		t.Errorf("Wilson(9, 10) = [%.4f, %.4f], want [0.5958, 0.9821]", lo, hi)
+	}
+}
+
+func TestDivergence(t *testing.T) {
+	if Divergence("a b c", "a b c") != -1 || Divergence("a b c", "a x c") != 1 || Divergence("a b", "a b c") != 2 {
+		t.Error("divergence positions")
+	}
+}
