@@ -42,6 +42,8 @@ type Config struct {
 	Conns int
 	// Dial replaces the network dialer (tests use in-memory pipes).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// KeepText keeps each request's output text in its record.
+	KeepText bool
 	// HTTP2 speaks HTTP/2: h2c to http:// URLs, negotiated over TLS to
 	// https:// ones; many streams share few connections.
 	HTTP2 bool
@@ -60,7 +62,9 @@ type Backend struct {
 type protocol interface {
 	route() string
 	body(cfg *Config, req *record.Request) ([]byte, error)
-	read(body io.Reader, clock record.Clock, rec *record.Record)
+	// read fills rec from the stream; with text non-nil it also keeps the
+	// output text (for correctness checks, not on the measuring hot path).
+	read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder)
 }
 
 // New makes a backend for cfg.Endpoint.
@@ -217,7 +221,13 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
-	b.proto.read(resp.Body, clock, rec)
+	if b.cfg.KeepText {
+		var text strings.Builder
+		b.proto.read(resp.Body, clock, rec, &text)
+		rec.Text = text.String()
+	} else {
+		b.proto.read(resp.Body, clock, rec, nil)
+	}
 	rec.Done = clock.Now()
 	// After a normal end only the chunked body's terminator follows: read
 	// it, so the connection goes back to the pool instead of being closed

@@ -126,7 +126,7 @@ func TestRealCaptures(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec := record.New(0)
-			(&openAI{chat: tc.chat}).read(capture(t, tc.file), record.NewClock(), &rec)
+			(&openAI{chat: tc.chat}).read(capture(t, tc.file), record.NewClock(), &rec, nil)
 			got := want{rec.Status, rec.OutputTokens, rec.OutputSource, rec.ChunkSource, len(rec.Chunks), rec.FinishReason, rec.PromptTokens, rec.FirstContent != record.Unset}
 			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v (error %q)", got, tc.want, rec.Error)
@@ -135,7 +135,7 @@ func TestRealCaptures(t *testing.T) {
 	}
 	t.Run("llama-completions-midstream-error.sse", func(t *testing.T) {
 		rec := record.New(0)
-		(&openAI{}).read(capture(t, "llama-completions-midstream-error.sse"), record.NewClock(), &rec)
+		(&openAI{}).read(capture(t, "llama-completions-midstream-error.sse"), record.NewClock(), &rec, nil)
 		if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "does not match") || len(rec.Chunks) == 0 {
 			t.Errorf("status %q error %q chunks %d: want a stream error after some chunks", rec.Status, rec.Error, len(rec.Chunks))
 		}
@@ -175,7 +175,7 @@ func TestOpenAIStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.New(0)
-			(&openAI{chat: tc.chat}).read(strings.NewReader(tc.in), record.NewClock(), &rec)
+			(&openAI{chat: tc.chat}).read(strings.NewReader(tc.in), record.NewClock(), &rec, nil)
 			if rec.Status != tc.status {
 				t.Fatalf("status %q (%s), want %q", rec.Status, rec.Error, tc.status)
 			}
@@ -204,7 +204,7 @@ func TestSGLangStream(t *testing.T) {
 		"data: {\"text\":\" a b c d e\",\"meta_info\":{\"finish_reason\":{\"type\":\"length\",\"length\":5},\"prompt_tokens\":7,\"completion_tokens\":5,\"e2e_latency\":0.1}}\n\n" +
 		"data: [DONE]\n\n"
 	rec := record.New(0)
-	sglang{}.read(strings.NewReader(in), record.NewClock(), &rec)
+	sglang{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
 	var sizes []int
 	for _, c := range rec.Chunks {
 		sizes = append(sizes, c.Tokens)
@@ -213,7 +213,7 @@ func TestSGLangStream(t *testing.T) {
 		t.Errorf("got status %q output %d prompt %d finish %q chunks %v", rec.Status, rec.OutputTokens, rec.PromptTokens, rec.FinishReason, sizes)
 	}
 	rec = record.New(0)
-	sglang{}.read(strings.NewReader("data: {\"error\":{\"message\":\"oom\"}}\n\n"), record.NewClock(), &rec)
+	sglang{}.read(strings.NewReader("data: {\"error\":{\"message\":\"oom\"}}\n\n"), record.NewClock(), &rec, nil)
 	if rec.Status != record.StatusStreamError {
 		t.Errorf("error event: status %q", rec.Status)
 	}
@@ -268,7 +268,7 @@ func FuzzOpenAIStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, chat := range []bool{false, true} {
 			rec := record.New(0)
-			(&openAI{chat: chat}).read(strings.NewReader(string(in)), record.NewClock(), &rec)
+			(&openAI{chat: chat}).read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 			checkRecord(t, &rec)
 		}
 	})
@@ -279,7 +279,7 @@ func FuzzSGLangStream(f *testing.F) {
 	f.Add([]byte("data: {\"text\":\"a\",\"meta_info\":{\"completion_tokens\":2,\"finish_reason\":{\"type\":\"stop\"}}}\n\ndata: [DONE]\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec := record.New(0)
-		sglang{}.read(strings.NewReader(string(in)), record.NewClock(), &rec)
+		sglang{}.read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 		checkRecord(t, &rec)
 	})
 }
@@ -298,7 +298,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	for b.Loop() {
 		rec := record.New(0)
 		rec.Chunks = make([]record.Chunk, 0, 1000)
-		(&openAI{}).read(strings.NewReader(in), record.NewClock(), &rec)
+		(&openAI{}).read(strings.NewReader(in), record.NewClock(), &rec, nil)
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "chunks/s")
 }

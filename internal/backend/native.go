@@ -51,7 +51,7 @@ type tgiEvent struct {
 	ErrorType string `json:"error_type"`
 }
 
-func (tgi) read(body io.Reader, clock record.Clock, rec *record.Record) {
+func (tgi) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	sawFinish := false
 	for ev.Next() {
@@ -68,6 +68,9 @@ func (tgi) read(body io.Reader, clock record.Clock, rec *record.Record) {
 			return
 		}
 		if e.Token != nil {
+			if text != nil && !e.Token.Special {
+				text.WriteString(e.Token.Text)
+			}
 			rec.AddChunk(now, 1)
 			if ev.Buffered() {
 				rec.Buffered++
@@ -150,7 +153,7 @@ func countIDs(raw json.RawMessage) (int, bool) {
 	return strings.Count(s, ",") + 1, true
 }
 
-func (llamaCpp) read(body io.Reader, clock record.Clock, rec *record.Record) {
+func (llamaCpp) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	sawFinish, exact := false, true
 	for ev.Next() {
@@ -165,6 +168,9 @@ func (llamaCpp) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		if e.Error != nil {
 			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+e.Error.Message
 			return
+		}
+		if text != nil {
+			text.WriteString(e.Content)
 		}
 		n, ok := countIDs(e.Tokens)
 		if !ok {
@@ -258,7 +264,7 @@ type ollamaLine struct {
 	Error              string `json:"error"`
 }
 
-func (o ollama) read(body io.Reader, clock record.Clock, rec *record.Record) {
+func (o ollama) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 4<<10), maxEvent)
 	sawFinish := false
@@ -282,6 +288,9 @@ func (o ollama) read(body io.Reader, clock record.Clock, rec *record.Record) {
 		}
 		if l.Message != nil {
 			content, thinking = l.Message.Content, thinking+l.Message.Thinking
+		}
+		if text != nil {
+			text.WriteString(content)
 		}
 		if content != "" || thinking != "" {
 			rec.AddChunk(now, 1)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -121,7 +122,7 @@ func (e *streamError) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(e))
 }
 
-func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
+func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	var (
 		cum        int // last cumulative completion_tokens seen per chunk
@@ -138,7 +139,7 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 			break
 		}
 		f, ok := chunkFacts{}, false
-		if fastPath {
+		if fastPath && text == nil {
 			f, ok = fastChunk(data)
 		}
 		if !ok {
@@ -159,6 +160,16 @@ func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record) {
 				rec.Server = t
 			}
 			f = c.facts()
+			if text != nil {
+				for _, ch := range c.Choices {
+					if ch.Text != nil {
+						text.WriteString(*ch.Text)
+					}
+					if ch.Delta != nil && ch.Delta.Content != nil {
+						text.WriteString(*ch.Delta.Content)
+					}
+				}
+			}
 		}
 		content, reasoning, tool := f.content, f.reasoning, f.tool
 		if f.hasFinish {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -41,7 +42,7 @@ type sglangEvent struct {
 	Error *streamError `json:"error"`
 }
 
-func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record) {
+func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	cum, textLen := 0, 0
 	sawFinish, counted := false, false
@@ -73,6 +74,13 @@ func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record) {
 			cum = m.CompletionTokens
 		}
 		textLen = len(e.Text)
+		if text != nil {
+			var full string
+			if json.Unmarshal(e.Text, &full) == nil {
+				text.Reset()
+				text.WriteString(full) // cumulative: the last event holds it all
+			}
+		}
 		rec.PromptTokens, rec.PromptSource, rec.CachedTokens = m.PromptTokens, record.SourceUsage, m.CachedTokens
 		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
 			sawFinish = true

@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		err = overheadCmd(ctx, rest, e)
 	case "selftest":
 		err = selftestCmd(ctx, rest, e)
+	case "check":
+		err = checkCmd(ctx, rest, e)
 	case "sim":
 		err = simCmd(ctx, rest, e)
 	case "report":
@@ -80,7 +82,7 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "baselines":
 		err = baselinesCmd(rest, e)
 	default:
-		err = usagef("unknown command %q (commands: sweep, run, overhead, report, compare, baselines, selftest, sim, version, help)", cmd)
+		err = usagef("unknown command %q (commands: sweep, run, overhead, check, report, compare, baselines, selftest, sim, version, help)", cmd)
 	}
 	var ue *usageError
 	switch {
@@ -88,6 +90,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return 0
 	case errors.Is(err, errHelp):
 		return 0
+	case errors.Is(err, errCheckFailed):
+		return 1
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
 		return 130
@@ -113,6 +117,8 @@ Usage:
   tokperf run [flags]        one stage: closed loop (-c N) or open loop (--rate R)
   tokperf overhead [flags]   the raw generation endpoint against the chat API on the
                              same server, paired request by request (default -c 1,8,32)
+  tokperf check [flags]      smoke and accuracy checks: sensible output, greedy
+                             determinism, exact answers under load, --against a server
   tokperf report FILE...     re-render saved result files
   tokperf compare A B...     A/B: each run against the first, with significance
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]

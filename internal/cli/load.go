@@ -109,6 +109,7 @@ type loadFlags struct {
 	untilSaturated                                      bool
 	sloTTFT, sloTPOT, sloE2E                            time.Duration
 	http2                                               bool
+	keepText                                            bool
 	maxConc                                             int
 	sharedPrefix                                        int
 	cachePrompt                                         bool
@@ -515,7 +516,7 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 // --wait-ready it also waits for a first 1-token generation to succeed.
 func (s *session) backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.setup.Server.Engine, Model: s.setup.Model,
-		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt, HTTP2: s.f.http2})
+		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt, HTTP2: s.f.http2, KeepText: s.f.keepText})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

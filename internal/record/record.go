@@ -121,6 +121,8 @@ type Record struct {
 	Buffered int
 	// Connect is the time spent opening a new connection, 0 on a reused one.
 	Connect time.Duration
+	// Text is the output, kept only when asked (tokperf check).
+	Text string
 	// Endpoint is set when a run mixes endpoints (tokperf overhead).
 	Endpoint string
 	// Server is the request's timing as the server reported it, if it did.

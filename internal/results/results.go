@@ -97,6 +97,7 @@ type line struct {
 	Buffered     int                  `json:"buffered_chunks,omitempty"`
 	ConnectNs    int64                `json:"connect_ns,omitempty"`
 	Endpoint     string               `json:"endpoint,omitempty"`
+	Text         string               `json:"text,omitempty"`
 	Server       *record.ServerTiming `json:"server,omitempty"`
 }
 
@@ -124,7 +125,7 @@ func toLine(r *record.Record) line {
 		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
 		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
-		Buffered: r.Buffered, ConnectNs: int64(r.Connect),
+		Buffered: r.Buffered, ConnectNs: int64(r.Connect), Text: r.Text,
 	}
 	for i, c := range r.Chunks {
 		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
@@ -141,7 +142,7 @@ func (l *line) record() record.Record {
 		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
 		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
-		Buffered: l.Buffered, Connect: time.Duration(l.ConnectNs),
+		Buffered: l.Buffered, Connect: time.Duration(l.ConnectNs), Text: l.Text,
 	}
 	if len(l.Chunks) > 0 {
 		r.Chunks = make([]record.Chunk, len(l.Chunks))
