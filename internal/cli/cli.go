@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		err = selftestCmd(ctx, rest, e)
 	case "check":
 		err = checkCmd(ctx, rest, e)
+	case "experiment":
+		err = experimentCmd(ctx, rest, e)
 	case "sim":
 		err = simCmd(ctx, rest, e)
 	case "report":
@@ -82,7 +84,7 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "baselines":
 		err = baselinesCmd(rest, e)
 	default:
-		err = usagef("unknown command %q (commands: sweep, run, overhead, check, report, compare, baselines, selftest, sim, version, help)", cmd)
+		err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
 	}
 	var ue *usageError
 	switch {
@@ -119,6 +121,8 @@ Usage:
                              same server, paired request by request (default -c 1,8,32)
   tokperf check [flags]      smoke and accuracy checks: sensible output, greedy
                              determinism, exact answers under load, --against a server
+  tokperf experiment FILE    start each server configuration, wait ready, check, sweep,
+                             stop it, and compare the ones that passed
   tokperf report FILE...     re-render saved result files
   tokperf compare A B...     A/B: each run against the first, with significance
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]

@@ -79,6 +79,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	ctx := r.Context()
 	x := &exchange{g: g, arrived: arrivedAt(r), spec: s.p.Spec != nil}
 	num := s.ids.Add(1)
+	if s.p.DieAfter > 0 && num >= uint64(s.p.DieAfter) {
+		s.dieOne.Do(func() { close(s.died) })
+		panic(http.ErrAbortHandler)
+	}
 	x.id = strconv.FormatUint(num, 10)
 	x.created = x.arrived.Unix()
 	overhead := s.p.RequestOverheadMs

@@ -51,6 +51,9 @@ type Profile struct {
 	Wire   Wire    `yaml:"wire"`
 	// Faults by route path ("/v1/completions") or "*" for every generation route.
 	Faults map[string]Fault `yaml:"faults"`
+	// DieAfter makes the server crash (close every connection and stop)
+	// when this many generation requests have arrived; 0: never.
+	DieAfter int `yaml:"die_after"`
 }
 
 // Decode gives the time of one decode step against the batch size, as a
@@ -252,6 +255,9 @@ func (p *Profile) fill() error {
 		if c.v < 0 {
 			return bad(c.name, "must be positive, got %d", c.v)
 		}
+	}
+	if p.DieAfter < 0 {
+		return bad("die_after", "must not be negative")
 	}
 	if p.MaxConcurrent < 0 {
 		return bad("max_concurrent", "must not be negative")

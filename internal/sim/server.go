@@ -33,7 +33,13 @@ type Server struct {
 	hist  *histograms
 	rngMu sync.Mutex
 	rng   *rand.Rand
+	// died is closed when die_after strikes; Serve then drops everything.
+	died   chan struct{}
+	dieOne sync.Once
 }
+
+// ErrCrashed is returned by Serve when the profile's die_after struck.
+var ErrCrashed = errors.New("simulated crash (die_after)")
 
 // New makes a server for a profile. Run its engine with Run (Serve does).
 func New(p *Profile, opt Options) *Server {
@@ -44,6 +50,7 @@ func New(p *Profile, opt Options) *Server {
 		mux:   http.NewServeMux(),
 		hist:  newHistograms(),
 		rng:   rand.New(rand.NewPCG(uint64(p.Seed), 0xfa17)),
+		died:  make(chan struct{}),
 	}
 	if !opt.NoTrace {
 		s.trace = newTracer(opt.TraceLimit)
@@ -106,14 +113,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); s.eng.Run(ctx) }()
+	crashed := false
 	go func() {
 		defer wg.Done()
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-s.died:
+			crashed = true
+		}
 		hs.Close()
 	}()
 	err := hs.Serve(ln)
 	cancel()
 	wg.Wait()
+	if crashed {
+		return ErrCrashed
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -1,0 +1,262 @@
+// Package experiment runs server configurations one after another: it
+// starts each one's command in its own process group with its output in a
+// log file, and stops the whole group (SIGTERM, then SIGKILL after a grace
+// period), waiting until its port is free again.
+//
+//	f, _ := experiment.Load("ab.yaml")
+//	p, _ := experiment.Start(f.Configs[0], dir)
+//	defer p.Stop(10 * time.Second)
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/yamlfile"
+)
+
+// File is an experiment: the configurations to compare, one workload and
+// sweep, and the checks each must pass.
+type File struct {
+	Configs []Config `yaml:"configs"`
+	Sweep   Sweep    `yaml:"sweep"`
+	Check   Check    `yaml:"check"`
+}
+
+// Config is one server configuration.
+type Config struct {
+	Name    string            `yaml:"name"`
+	Command []string          `yaml:"command"` // program and arguments, run without a shell
+	Shell   bool              `yaml:"shell"`   // run command[0] with sh -c instead
+	Env     map[string]string `yaml:"env"`
+	Dir     string            `yaml:"dir"`
+	URL     string            `yaml:"url"`
+	// ReadyTimeoutS bounds the wait for the server to answer (default 600).
+	ReadyTimeoutS float64 `yaml:"ready_timeout_s"`
+	// GraceS is how long SIGTERM has before SIGKILL (default 10).
+	GraceS float64 `yaml:"grace_s"`
+}
+
+// Sweep is the measurement run on every configuration.
+type Sweep struct {
+	Concurrency  []int  `yaml:"concurrency"`
+	Requests     int    `yaml:"requests"`
+	InputTokens  int    `yaml:"input_tokens"`
+	OutputTokens int    `yaml:"output_tokens"`
+	IgnoreEOS    *bool  `yaml:"ignore_eos"`
+	Endpoint     string `yaml:"endpoint"`
+}
+
+// Check gates a configuration on correctness before its speed counts.
+type Check struct {
+	Questions   int     `yaml:"questions"`    // default 20; 0 in the file keeps the default
+	MinAccuracy float64 `yaml:"min_accuracy"` // default 0.9
+	Skip        bool    `yaml:"skip"`
+}
+
+// Load reads and checks an experiment file; errors name file, line and field.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the experiment: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and checks an experiment.
+func Parse(file string, data []byte) (*File, error) {
+	f := &File{}
+	if err := yamlfile.Decode(file, data, f); err != nil {
+		return nil, err
+	}
+	return f, yamlfile.Locate(file, data, f.fill())
+}
+
+func (f *File) fill() error {
+	if len(f.Configs) == 0 {
+		return yamlfile.Fieldf("configs", "list at least one configuration")
+	}
+	names := map[string]bool{}
+	for i := range f.Configs {
+		c := &f.Configs[i]
+		at := fmt.Sprintf("configs[%d]", i)
+		switch {
+		case c.Name == "":
+			return yamlfile.Fieldf(at+".name", "is required")
+		case names[c.Name]:
+			return yamlfile.Fieldf(at+".name", "%q appears twice", c.Name)
+		case len(c.Command) == 0:
+			return yamlfile.Fieldf(at+".command", "is required: the program and its arguments")
+		case c.Shell && len(c.Command) != 1:
+			return yamlfile.Fieldf(at+".command", "with shell: true, give one command line")
+		case c.ReadyTimeoutS < 0 || c.GraceS < 0:
+			return yamlfile.Fieldf(at, "timeouts must not be negative")
+		}
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "" {
+			return yamlfile.Fieldf(at+".url", "%q is not an http(s) URL with a host and port", c.URL)
+		}
+		names[c.Name] = true
+		if c.ReadyTimeoutS == 0 {
+			c.ReadyTimeoutS = 600
+		}
+		if c.GraceS == 0 {
+			c.GraceS = 10
+		}
+	}
+	for i, c := range f.Sweep.Concurrency {
+		if c < 1 {
+			return yamlfile.Fieldf(fmt.Sprintf("sweep.concurrency[%d]", i), "must be at least 1, got %d", c)
+		}
+	}
+	if len(f.Sweep.Concurrency) == 0 {
+		f.Sweep.Concurrency = []int{1, 4, 16, 32}
+	}
+	if f.Sweep.Requests < 0 || f.Sweep.InputTokens < 0 || f.Sweep.OutputTokens < 0 {
+		return yamlfile.Fieldf("sweep", "counts must not be negative")
+	}
+	if f.Check.Questions < 0 || f.Check.MinAccuracy < 0 || f.Check.MinAccuracy > 1 {
+		return yamlfile.Fieldf("check", "questions must not be negative, min_accuracy in [0, 1]")
+	}
+	if f.Check.Questions == 0 {
+		f.Check.Questions = 20
+	}
+	if f.Check.MinAccuracy == 0 {
+		f.Check.MinAccuracy = 0.9
+	}
+	return nil
+}
+
+// Process is a started configuration.
+type Process struct {
+	Config Config
+	Log    string // the log file of its stdout and stderr
+	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
+}
+
+// Start runs a configuration's command in its own process group, its
+// output going to a log file in dir. ${TOKPERF} in the command is this
+// program.
+func Start(c Config, dir string) (*Process, error) {
+	self, _ := os.Executable()
+	args := make([]string, len(c.Command))
+	for i, a := range c.Command {
+		args[i] = strings.ReplaceAll(a, "${TOKPERF}", self)
+	}
+	var cmd *exec.Cmd
+	if c.Shell {
+		cmd = exec.Command("/bin/sh", "-c", args[0])
+	} else {
+		cmd = exec.Command(args[0], args[1:]...)
+	}
+	cmd.Dir = c.Dir
+	cmd.Env = os.Environ()
+	for k, v := range c.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logPath := filepath.Join(dir, safe(c.Name)+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", c.Name, err)
+	}
+	p := &Process{Config: c, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func safe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == os.PathSeparator {
+			return '_'
+		}
+		return r
+	}, name)
+}
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, string) {
+	select {
+	case <-p.done:
+		if p.err == nil {
+			return true, "exited with status 0"
+		}
+		return true, p.err.Error()
+	default:
+		return false, ""
+	}
+}
+
+// Done is closed when the process ends.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Stop ends the process group: SIGTERM, then SIGKILL after grace. It
+// returns how long the group took to end.
+func (p *Process) Stop(grace time.Duration) time.Duration {
+	start := time.Now()
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	// Children that outlived their leader go too.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	return time.Since(start)
+}
+
+// PortFree waits until nothing accepts connections at the URL's host and
+// port, up to timeout.
+func PortFree(rawURL string, timeout time.Duration) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", u.Host, 200*time.Millisecond)
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return errors.New(u.Host + " still accepts connections")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Tail is the last lines of a log file.
+func Tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	all := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return string(bytes.Join(all, []byte("\n")))
+}
