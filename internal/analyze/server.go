@@ -87,3 +87,27 @@ func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, n
 	}
 	return v
 }
+
+// GPUs reads nvidia-smi's samples over a stage's measured window: memory,
+// utilization, power, and the energy per token it cost.
+func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) *ServerView {
+	from, to := record.Unset, record.Unset
+	for _, r := range recs {
+		if r.Warmup {
+			continue
+		}
+		if from == record.Unset || r.Sent < from {
+			from = r.Sent
+		}
+		to = max(to, r.Done)
+	}
+	g := telemetry.SummarizeGPUs(samples, from, to)
+	if g.GPUs == 0 || g.EnergyJ <= 0 {
+		return nil
+	}
+	line := fmt.Sprintf("%s: GPUs %d × %s: memory ≤ %.1f GiB, utilization %.0f%%, power %.0f W, %.0f J", Label(s), g.GPUs, g.Names[0], g.MaxMemMiB/1024, g.UtilPct, g.PowerW, g.EnergyJ)
+	if s.OutputTokens > 0 {
+		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ)
+	}
+	return &ServerView{Line: line}
+}

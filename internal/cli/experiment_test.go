@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -82,5 +84,45 @@ func TestBadExperimentFile(t *testing.T) {
 	_, errw, code := runCLI(t, "experiment", path)
 	if code != 1 || !strings.Contains(errw, path+":4: configs[0].url: \"localhost\" is not an http(s) URL") {
 		t.Errorf("exit %d: %s", code, errw)
+	}
+}
+
+// The example's A/B, with free ports and shorter outputs: MTP wins at C=1
+// and its gain shrinks at C=32.
+func TestExperimentMTP(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	a, b := freePort(t), freePort(t)
+	yaml := fmt.Sprintf(`configs:
+  - name: seed
+    command: ["${TOKPERF}", "sim", "--profile", "seed", "--addr", %q]
+    url: http://%s
+  - name: seed-mtp
+    command: ["${TOKPERF}", "sim", "--profile", "seed-mtp", "--addr", %q]
+    url: http://%s
+sweep:
+  concurrency: [1, 32]
+  output_tokens: 100
+check:
+  questions: 8
+`, a, a, b, b)
+	file := filepath.Join(dir, "ab.yaml")
+	os.WriteFile(file, []byte(yaml), 0o644)
+	out, err := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`\| 1 \| [\d.]+ \| [\d.]+ \(([\d.]+)×\) \| seed-mtp \|`).FindStringSubmatch(string(out))
+	m32 := regexp.MustCompile(`\| 32 \| [\d.]+ \| [\d.]+ \((~|[\d.]+)×?\) \|`).FindStringSubmatch(string(out))
+	if m == nil || m32 == nil {
+		t.Fatalf("no comparison rows:\n%s", out)
+	}
+	g1, _ := strconv.ParseFloat(m[1], 64)
+	g32, err := strconv.ParseFloat(m32[1], 64)
+	if err != nil {
+		g32 = 1 // ~: no significant difference
+	}
+	if g1 < 1.5 || g32 >= g1 {
+		t.Errorf("MTP gain %.2f× at C=1 and %.2f× at C=32: want a win at C=1 that shrinks", g1, g32)
 	}
 }

@@ -314,7 +314,22 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		setup.Load.Concurrency = f.conc
 	}
 
-	out, w, clock, err := create(f.out, cmd, setup)
+	// GPU telemetry where nvidia-smi exists: one process for the run; its
+	// first readings name the GPUs in the header.
+	clock := record.NewClock()
+	gpus := telemetry.WatchGPUs(ctx, clock)
+	if gpus != nil {
+		defer gpus.Stop()
+		for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Detected GPUs describe a real server on this machine; a simulated
+		// one keeps its profile's, and --gpus always wins.
+		if st := telemetry.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && f.gpus == 0 {
+			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
+		}
+	}
+	out, w, _, err := createAt(f.out, cmd, setup, clock)
 	if err != nil {
 		return err
 	}
@@ -350,6 +365,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		if scrape {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, st.Index, time.Second)
 		}
+		stageStart := clock.Now()
 		recs := r.Stage(ctx, st)
 		s := summary.OfSLO(recs, st.Concurrency, setup.SLO)
 		s.Index = st.Index
@@ -360,6 +376,19 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 				writeErr = err
 			}
 			views = append(views, analyze.Server(s, recs, samples, names))
+		}
+		if gpus != nil {
+			samples := gpus.Samples()
+			var mine []telemetry.GPUSample
+			for _, g := range samples {
+				if g.At >= stageStart {
+					mine = append(mine, g)
+				}
+			}
+			if err := w.WriteGPU(st.Index, mine); err != nil && writeErr == nil {
+				writeErr = err
+			}
+			views = append(views, analyze.GPUs(s, recs, samples))
 		}
 		fmt.Fprintf(e.stderr, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
 	}
@@ -538,10 +567,14 @@ func (f *loadFlags) workload() workload.Synthetic {
 // create opens the result file (default under ./tokperf-results/) and
 // starts the run's clock.
 func create(out, cmd string, setup record.Setup) (string, *results.Writer, record.Clock, error) {
+	return createAt(out, cmd, setup, record.NewClock())
+}
+
+// createAt is create with a clock the caller already started.
+func createAt(out, cmd string, setup record.Setup, clock record.Clock) (string, *results.Writer, record.Clock, error) {
 	if out == "" {
 		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+cmd+".jsonl")
 	}
-	clock := record.NewClock()
 	w, err := results.Create(out, results.Header{
 		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
 		Setup: setup, Machine: machine(),

@@ -59,6 +59,26 @@ func (w *Writer) WriteMetrics(samples []telemetry.Sample) error {
 	return w.err
 }
 
+// gpuLine is one nvidia-smi reading taken during a stage.
+type gpuLine struct {
+	Type  string `json:"type"` // "gpu"
+	Stage int    `json:"stage"`
+	telemetry.GPUSample
+}
+
+// WriteGPU appends the GPU readings taken during a stage.
+func (w *Writer) WriteGPU(stage int, samples []telemetry.GPUSample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range samples {
+		if w.err != nil {
+			break
+		}
+		w.err = w.line(gpuLine{Type: "gpu", Stage: stage, GPUSample: s})
+	}
+	return w.err
+}
+
 // End is the last line of a run that ended normally or by interrupt.
 type End struct {
 	Type        string `json:"type"` // "end"
@@ -236,7 +256,11 @@ type Reader struct {
 	err       error
 	truncated bool
 	metrics   []telemetry.Sample
+	gpu       []telemetry.GPUSample
 }
+
+// GPU are the GPU readings read so far.
+func (r *Reader) GPU() []telemetry.GPUSample { return r.gpu }
 
 // Metrics are the server metrics samples read so far.
 func (r *Reader) Metrics() []telemetry.Sample { return r.metrics }
@@ -309,6 +333,13 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			r.metrics = append(r.metrics, m.Sample)
+		case "gpu":
+			var g gpuLine
+			if err := json.Unmarshal(b, &g); err != nil {
+				r.err = fmt.Errorf("%s line %d: gpu: %v", r.name, r.lineNo, err)
+				return false
+			}
+			r.gpu = append(r.gpu, g.GPUSample)
 		case "end":
 			var e End
 			json.Unmarshal(b, &e)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -69,4 +70,38 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		Parse(strings.NewReader(string(in)))
 	})
+}
+
+func TestGPUEnergy(t *testing.T) {
+	var samples []GPUSample
+	// Two GPUs every 250 ms for 4 s: one at a constant 100 W, one ramping
+	// from 100 W to 300 W.
+	for i := 0; i <= 16; i++ {
+		at := time.Duration(i) * 250 * time.Millisecond
+		samples = append(samples,
+			GPUSample{At: at, Index: 0, Name: "H100", MemUsedMiB: 1000, PowerW: 100, UtilPct: 50},
+			GPUSample{At: at, Index: 1, Name: "H100", MemUsedMiB: 2000, PowerW: 100 + 50*at.Seconds(), UtilPct: 70})
+	}
+	// Window 1 s to 3 s: 100 W × 2 s + the mean of 150..250 W × 2 s = 200 + 400 J.
+	g := SummarizeGPUs(samples, time.Second, 3*time.Second)
+	if g.GPUs != 2 || math.Abs(g.EnergyJ-600) > 1e-6 || math.Abs(g.PowerW-300) > 1e-6 || g.MaxMemMiB != 3000 || g.UtilPct != 60 {
+		t.Errorf("%+v", g)
+	}
+	// A window edge between two samples is cut on the line between them.
+	if g := SummarizeGPUs(samples, 1100*time.Millisecond, 1200*time.Millisecond); math.Abs(g.PerGPUJ[0]-10) > 1e-6 {
+		t.Errorf("100 W for 0.1 s: %v J", g.PerGPUJ[0])
+	}
+}
+
+func TestParseGPULine(t *testing.T) {
+	s, err := ParseGPULine("3, NVIDIA H100 80GB HBM3, 40500, 81559, 87, 612.33")
+	if err != nil || s.Index != 3 || s.Name != "NVIDIA H100 80GB HBM3" || s.PowerW != 612.33 || s.MemUsedMiB != 40500 {
+		t.Errorf("%+v %v", s, err)
+	}
+	if s, err := ParseGPULine("0, GPU, [N/A], 100, [N/A], [N/A]"); err != nil || s.PowerW != 0 {
+		t.Errorf("N/A: %+v %v", s, err)
+	}
+	if _, err := ParseGPULine("garbage"); err == nil {
+		t.Error("garbage accepted")
+	}
 }

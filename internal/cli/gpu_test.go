@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/sim"
+)
+
+// A stand-in nvidia-smi on PATH reports two GPUs at 100 W and 200 W: the
+// run names them in its header, stores their readings, and integrates the
+// energy (300 W over the stage's window).
+func TestGPUTelemetry(t *testing.T) {
+	bin := t.TempDir()
+	script := `#!/bin/sh
+case "$*" in *--query-gpu*) ;; *) exit 0 ;; esac
+while true; do
+  echo "0, Stand-in GPU, 40000, 81559, 50, 100.00"
+  echo "1, Stand-in GPU, 41000, 81559, 70, 200.00"
+  sleep 0.1
+done
+`
+	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	p, _ := sim.LoadProfile("tiny")
+	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	path := filepath.Join(t.TempDir(), "g.jsonl")
+	out, errw, code := runCLI(t, "run", "--url", url, "-c", "4", "--requests", "16", "--output-tokens", "300", "-o", path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	m := regexp.MustCompile(`GPUs 2 × Stand-in GPU: memory ≤ 79\.1 GiB, utilization 60%, power (\d+) W, (\d+) J`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no GPU line:\n%s", out)
+	}
+	if w, _ := strconv.Atoi(m[1]); math.Abs(float64(w)-300) > 15 {
+		t.Errorf("power %d W, the stand-in draws 300 W", w)
+	}
+	h, _, r, err := results.ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Setup.GPUs != 2 || h.Setup.GPU != "Stand-in GPU" || len(r.GPU()) == 0 {
+		t.Errorf("header GPUs %d %q, %d readings stored", h.Setup.GPUs, h.Setup.GPU, len(r.GPU()))
+	}
+	if !strings.Contains(out, "J per 1000 tokens") {
+		t.Errorf("no energy per token:\n%s", out)
+	}
+}
