@@ -15,6 +15,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/runner"
 )
 
@@ -108,7 +109,7 @@ func checkCmd(ctx context.Context, args []string, e *env) error {
 	n := fs.Int("questions", 40, "exact-answer questions")
 	maxTokens := fs.Int("max-tokens", 48, "output tokens per answer at most")
 	minAcc := fs.Float64("min-accuracy", 0.9, "fail below this share of correct answers")
-	against := fs.String("against", "", "another server's URL: compare its greedy outputs with these")
+	against := fs.String("against", "", "another server's URL, or an earlier check's result file (.jsonl): compare greedy outputs")
 	evalFile := fs.String("eval", "", "your own questions: JSON Lines of {prompt, expected} or {prompt, regex}")
 	if err := parse(fs, args, e); err != nil {
 		return err
@@ -137,7 +138,20 @@ func checkCmd(ctx context.Context, args []string, e *env) error {
 		return err
 	}
 	var other []string
-	if *against != "" {
+	switch {
+	case strings.HasSuffix(*against, ".jsonl"):
+		// The outputs of an earlier check, saved in its result file.
+		_, saved, _, err := results.ReadAll(*against)
+		if err != nil {
+			return fmt.Errorf("--against: %w", err)
+		}
+		other = make([]string, len(items))
+		for _, r := range saved {
+			if r.ID >= 0 && r.ID < len(items) {
+				other[r.ID] = r.Text
+			}
+		}
+	case *against != "":
 		g := f
 		g.url, g.out = *against, os.DevNull
 		if other, _, _, err = runChecks(ctx, "check", &g, e, items, *conc, *maxTokens); err != nil {

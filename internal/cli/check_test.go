@@ -53,3 +53,15 @@ func TestCheckEvalFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errw)
 	}
 }
+
+// --against an earlier check's result file compares with its saved outputs.
+func TestCheckAgainstFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "4", "-o", dir+"/first.jsonl"); code != 0 {
+		t.Fatal(errw)
+	}
+	out, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "4", "--against", dir+"/first.jsonl", "-o", dir+"/second.jsonl")
+	if code != 0 || !strings.Contains(out, "agreement with --against: 9 of 9 greedy outputs identical (100%)") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errw)
+	}
+}

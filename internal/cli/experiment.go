@@ -25,6 +25,7 @@ import (
 type outcome struct {
 	name, status, reason, result, log string
 	stopped                           time.Duration
+	released                          string
 	recs                              []record.Record
 }
 
@@ -64,7 +65,11 @@ func experimentCmd(ctx context.Context, args []string, e *env) error {
 		if o.reason != "" {
 			fmt.Fprintf(e.stdout, " (%s)", o.reason)
 		}
-		fmt.Fprintf(e.stdout, "; stopped in %.1f s, log %s\n", o.stopped.Seconds(), o.log)
+		fmt.Fprintf(e.stdout, "; stopped in %.1f s", o.stopped.Seconds())
+		if o.released != "" {
+			fmt.Fprintf(e.stdout, ", %s", o.released)
+		}
+		fmt.Fprintf(e.stdout, ", log %s\n", o.log)
 		if o.status != "ok" {
 			if tail := experiment.Tail(o.log, 8); tail != "" {
 				fmt.Fprintf(e.stdout, "last lines of its log:\n%s\n", indent(tail))
@@ -86,6 +91,7 @@ func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 // its process group is stopped and its port freed before it returns.
 func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir string, e *env) (o outcome) {
 	o = outcome{name: c.Name, status: "failed"}
+	baseline, gpus := experiment.GPUMemory()
 	p, err := experiment.Start(c, dir)
 	if err != nil {
 		o.reason = err.Error()
@@ -96,6 +102,14 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 		o.stopped = p.Stop(time.Duration(c.GraceS * float64(time.Second)))
 		if err := experiment.PortFree(c.URL, 30*time.Second); err != nil {
 			o.reason += "; " + err.Error()
+		}
+		if gpus {
+			took, err := experiment.WaitGPUFree(baseline, time.Minute)
+			if err != nil {
+				o.reason += "; " + err.Error()
+			} else {
+				o.released = fmt.Sprintf("GPU memory released after %.1f s", took.Seconds())
+			}
 		}
 	}()
 	// Ready: /health and /v1/models answer, unless the process ends first.

@@ -28,6 +28,11 @@ func freePort(t *testing.T) string {
 func TestExperimentEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
+	// A stand-in nvidia-smi: the experiment waits for GPU memory to be
+	// released after each configuration stops.
+	fake := t.TempDir()
+	os.WriteFile(filepath.Join(fake, "nvidia-smi"), []byte("#!/bin/sh\necho 500\necho 700\n"), 0o755)
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	profile := func(name, extra string) string {
 		p := filepath.Join(dir, name+".yaml")
 		os.WriteFile(p, []byte("name: "+name+"\nmodel: m\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\n"+extra), 0o644)
@@ -53,7 +58,8 @@ func TestExperimentEndToEnd(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []string{
-		"good: ok",
+		"good: ok; stopped in",
+		"GPU memory released after",
 		"exits: failed (exited at start: exit status",
 		"never-ready: failed (not ready after 2 s)",
 		"dies: failed (died mid-sweep",

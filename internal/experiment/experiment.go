@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -259,4 +260,36 @@ func Tail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return string(bytes.Join(all, []byte("\n")))
+}
+
+// GPUMemory is the memory used on all GPUs now, from nvidia-smi, in MiB;
+// false when there is no nvidia-smi.
+func GPUMemory() (float64, bool) {
+	out, err := exec.Command("nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits").Output()
+	if err != nil {
+		return 0, false
+	}
+	total := 0.0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(line), 64); err == nil {
+			total += v
+		}
+	}
+	return total, true
+}
+
+// WaitGPUFree waits until the GPUs hold no more than baseline MiB (plus a
+// little), as after a server's memory is released, up to timeout.
+func WaitGPUFree(baseline float64, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for {
+		used, ok := GPUMemory()
+		if !ok || used <= baseline*1.02+256 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > timeout {
+			return time.Since(start), fmt.Errorf("GPUs still hold %.0f MiB (%.0f before the server started)", used, baseline)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
