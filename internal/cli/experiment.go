@@ -171,15 +171,28 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 		sargs = append(sargs, "--endpoint", f.Sweep.Endpoint)
 	}
 	err = load(ctx, "sweep", sargs, quiet)
+	_, recs, _, rerr := results.ReadAll(o.result)
+	failures := 0
+	for _, r := range recs {
+		if !r.OK() {
+			failures++
+		}
+	}
+	if failures > 0 {
+		// Requests failed: give a dying server a moment to finish dying.
+		select {
+		case <-p.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 	if exited, how := p.Exited(); exited {
-		o.reason = "died mid-sweep: " + how
+		o.reason = fmt.Sprintf("died mid-sweep (%d requests failed): %s", failures, how)
 		return o
 	}
 	if err != nil && !errors.Is(err, errInterrupted) {
 		o.reason = "sweep: " + oneLine(err)
 		return o
 	}
-	_, recs, _, rerr := results.ReadAll(o.result)
 	if rerr != nil {
 		o.reason = rerr.Error()
 		return o
