@@ -1,0 +1,77 @@
+package experiment
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Commands run without a shell unless the file says shell: true.
+func TestShellOnlyWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{Name: "plain", Command: []string{"echo", "$HOME", "a;b"}}, "$HOME a;b"},
+		{Config{Name: "shell", Command: []string{"echo one; echo two"}, Shell: true}, "one\ntwo"},
+	} {
+		p, err := Start(tc.c, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.Done()
+		b, _ := os.ReadFile(p.Log)
+		if got := strings.TrimSpace(string(b)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.c.Name, got, tc.want)
+		}
+	}
+}
+
+// Stop ends the whole process group, children included, after the grace.
+func TestStopKillsTheGroup(t *testing.T) {
+	p, err := Start(Config{Name: "stubborn", Command: []string{"trap '' TERM; sleep 30 & sleep 30; wait"}, Shell: true}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if took := p.Stop(300 * time.Millisecond); took < 300*time.Millisecond || took > 5*time.Second {
+		t.Errorf("stopped after %v with a 300 ms grace", took)
+	}
+	if exited, _ := p.Exited(); !exited {
+		t.Error("still running")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"configs: []\n", "f.yaml:1: configs: list at least one configuration"},
+		{"configs:\n  - name: a\n    url: http://127.0.0.1:1\n", "configs[0].command: is required"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n  - name: a\n    command: [x]\n    url: http://h:2\n", `f.yaml:5: configs[1].name: "a" appears twice`},
+		{"configs:\n  - name: a\n    command: [x, y]\n    shell: true\n    url: http://h:1\n", "with shell: true, give one command line"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nsweep:\n  concurrency: [1, 0]\n", "sweep.concurrency[1]: must be at least 1"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    colour: red\n", "f.yaml:5:"},
+	} {
+		_, err := Parse("f.yaml", []byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		e, err := Parse("fuzz.yaml", in)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		if len(e.Configs) == 0 || len(e.Sweep.Concurrency) == 0 {
+			t.Fatalf("accepted an empty experiment: %+v", e)
+		}
+	})
+}
