@@ -106,6 +106,13 @@ func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) 
 		return nil
 	}
 	line := fmt.Sprintf("%s: GPUs %d × %s: memory ≤ %.1f GiB, utilization %.0f%%, power %.0f W, %.0f J", Label(s), g.GPUs, g.Names[0], g.MaxMemMiB/1024, g.UtilPct, g.PowerW, g.EnergyJ)
+	if d := (to - from).Seconds(); g.GPUs > 1 && d > 0 {
+		var per []string
+		for _, e := range g.PerGPUJ {
+			per = append(per, fmt.Sprintf("%.0f W", e/d))
+		}
+		line += " (per GPU " + strings.Join(per, ", ") + ")"
+	}
 	if s.OutputTokens > 0 {
 		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ)
 	}

@@ -131,7 +131,25 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 		o.reason = fmt.Sprintf("not ready after %.0f s", c.ReadyTimeoutS)
 		return o
 	}
-	fmt.Fprintf(e.stdout, "ready after %.1f s\n", took.Seconds())
+	// Answering /health is not generating: wait for one 1-token generation
+	// too, as --wait-ready does.
+	if server, models, err := backend.Detect(ctx, backend.NewClient(2, nil), c.URL, ""); err == nil {
+		model := ""
+		if len(models) > 0 {
+			model = models[0]
+		}
+		b, err := backend.New(backend.Config{URL: c.URL, Endpoint: backend.DefaultEndpoint(server.Engine), Engine: server.Engine, Model: model})
+		if err == nil {
+			more, err := firstGeneration(ctx, b, time.Duration(c.ReadyTimeoutS*float64(time.Second)))
+			b.Close()
+			if err != nil {
+				o.reason = "answered /health but never generated: " + oneLine(err)
+				return o
+			}
+			took += more
+		}
+	}
+	fmt.Fprintf(e.stdout, "ready after %.1f s (health, models and a first generation)\n", took.Seconds())
 	quiet := &env{stdin: e.stdin, stdout: e.stdout, stderr: io.Discard, getenv: e.getenv, listen: e.listen, dial: e.dial}
 	if !f.Check.Skip {
 		var buf bytes.Buffer
