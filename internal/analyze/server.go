@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -25,16 +26,7 @@ type ServerView struct {
 // well speculation was accepted, and whether its generated-token rate
 // agrees with what the client received over the same window.
 func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, names telemetry.Names) *ServerView {
-	var from, to = record.Unset, record.Unset
-	for _, r := range recs {
-		if r.Warmup {
-			continue
-		}
-		if from == record.Unset || r.Sent < from {
-			from = r.Sent
-		}
-		to = max(to, r.Done)
-	}
+	from, to := window(recs)
 	t := telemetry.Summarize(samples, names, from, to)
 	if t.Samples < 2 {
 		return nil // a stage shorter than the scrape interval says nothing
@@ -91,16 +83,7 @@ func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, n
 // GPUs reads nvidia-smi's samples over a stage's measured window: memory,
 // utilization, power, and the energy per token it cost.
 func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) *ServerView {
-	from, to := record.Unset, record.Unset
-	for _, r := range recs {
-		if r.Warmup {
-			continue
-		}
-		if from == record.Unset || r.Sent < from {
-			from = r.Sent
-		}
-		to = max(to, r.Done)
-	}
+	from, to := window(recs)
 	g := telemetry.SummarizeGPUs(samples, from, to)
 	if g.GPUs == 0 || g.EnergyJ <= 0 {
 		return nil
@@ -117,4 +100,20 @@ func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) 
 		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ)
 	}
 	return &ServerView{Line: line}
+}
+
+// window is a stage's measured window: first send to last end, warm-up
+// excluded (METRICS.md §3).
+func window(recs []record.Record) (from, to time.Duration) {
+	from, to = record.Unset, record.Unset
+	for _, r := range recs {
+		if r.Warmup {
+			continue
+		}
+		if from == record.Unset || r.Sent < from {
+			from = r.Sent
+		}
+		to = max(to, r.Done)
+	}
+	return from, to
 }
