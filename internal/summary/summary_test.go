@@ -98,3 +98,24 @@ func TestGoodput(t *testing.T) {
 		t.Errorf("TPOT 5 ms: %d met", s.SLOMet)
 	}
 }
+
+// BenchmarkOf is the summary of a stage of 10,000 requests of 100 chunks.
+func BenchmarkOf(b *testing.B) {
+	recs := make([]record.Record, 10000)
+	for i := range recs {
+		recs[i] = req(time.Duration(i)*time.Millisecond, 50*msec, 10*msec, make100()...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Of(recs, 64)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/request")
+}
+
+func make100() []int {
+	out := make([]int, 100)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
