@@ -606,20 +606,33 @@ func firstGeneration(ctx context.Context, b *backend.Backend, timeout time.Durat
 }
 
 func printReport(w io.Writer, setup record.Setup, sums []summary.Stage, views []*analyze.ServerView, openLoop bool) {
-	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop, Simulated: setup.Simulated})
 	var notes []string
 	for _, v := range views {
 		if v != nil {
 			notes = append(notes, v.Line)
+		}
+	}
+	report.Text(w, setup, sums, notes, warningsFor(setup, sums, views, openLoop), verdictFor(sums, openLoop))
+}
+
+// warningsFor runs every check on a run's stages.
+func warningsFor(setup record.Setup, sums []summary.Stage, views []*analyze.ServerView, openLoop bool) []analyze.Warning {
+	warnings := analyze.Warnings(sums, analyze.Context{OutputTokens: setup.Workload.OutputTokens, IgnoreEOS: setup.Workload.IgnoreEOS, OpenLoop: openLoop, Simulated: setup.Simulated})
+	for _, v := range views {
+		if v != nil {
 			warnings = append(warnings, v.Warnings...)
 		}
 	}
-	var verdict *analyze.Verdict
-	if !openLoop && len(sums) > 1 {
-		v := analyze.Scaling(sums)
-		verdict = &v
+	return warnings
+}
+
+// verdictFor is the scaling verdict of a closed-loop sweep, nil otherwise.
+func verdictFor(sums []summary.Stage, openLoop bool) *analyze.Verdict {
+	if openLoop || len(sums) < 2 {
+		return nil
 	}
-	report.Text(w, setup, sums, notes, warnings, verdict)
+	v := analyze.Scaling(sums)
+	return &v
 }
 
 func machine() record.Machine {

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"math"
 	"net"
 	"os"
@@ -175,5 +177,35 @@ func TestDurationAndConstantArrivals(t *testing.T) {
 		if gap := sched[i] - sched[i-1]; gap != 100*time.Millisecond {
 			t.Errorf("constant arrivals %v apart, want 100 ms", gap)
 		}
+	}
+}
+
+func TestReportFormats(t *testing.T) {
+	dir := t.TempDir()
+	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--output-tokens", "10", "-o", dir+"/r.jsonl"); code != 0 {
+		t.Fatal(errw)
+	}
+	out, errw, code := runCLI(t, "report", dir+"/r.jsonl", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	var doc struct {
+		Stages []struct {
+			Concurrency   int     `json:"concurrency"`
+			AggregateTokS float64 `json:"aggregate_tok_s"`
+			OutputTokens  int     `json:"output_tokens"`
+		} `json:"stages"`
+		Verdict struct{ Kind string } `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Stages) != 2 || doc.Stages[1].Concurrency != 2 || doc.Stages[1].OutputTokens != 40 || doc.Stages[1].AggregateTokS <= 0 || doc.Verdict.Kind != "rising" {
+		t.Errorf("json report: %+v", doc)
+	}
+	out, _, code = runCLI(t, "report", "--format", "csv", dir+"/r.jsonl")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || len(rows) != 3 || rows[0][0] != "C" || rows[2][0] != "2" {
+		t.Errorf("csv report (%v): %q", err, out)
 	}
 }

@@ -5,6 +5,8 @@
 package report
 
 import (
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -194,4 +197,35 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []strin
 		}
 		fmt.Fprintln(w, "verdict: "+verdict.Text)
 	}
+}
+
+// JSON writes every figure of every stage, the warnings and the verdict,
+// with the field names of the result files (units in the names).
+func JSON(w io.Writer, file string, setup record.Setup, stages []summary.Stage, warnings []analyze.Warning, verdict *analyze.Verdict) error {
+	clean := make([]summary.Stage, len(stages))
+	for i, s := range stages {
+		clean[i] = s
+		if math.IsNaN(s.SteadyTokS) {
+			clean[i].SteadyTokS = 0 // JSON has no NaN
+		}
+		for _, d := range []*stats.Dist{&clean[i].ClientQueue, &clean[i].TTFT, &clean[i].TTFO, &clean[i].E2E, &clean[i].TPOT,
+			&clean[i].DecodeTokS, &clean[i].RequestTokS, &clean[i].ITL, &clean[i].ICL, &clean[i].ServerDecodeTokS, &clean[i].ServerE2E} {
+			if d.N == 0 {
+				*d = stats.Dist{}
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"file": file, "setup": setup, "stages": clean, "warnings": warnings, "verdict": verdict})
+}
+
+// CSV writes the headline table as comma-separated values.
+func CSV(w io.Writer, stages []summary.Stage) {
+	cw := csv.NewWriter(w)
+	cw.Write(Columns)
+	for _, r := range Rows(stages) {
+		cw.Write(r)
+	}
+	cw.Flush()
 }
