@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/telemetry"
 )
@@ -20,13 +19,22 @@ type ServerView struct {
 	Warnings   []Warning
 }
 
+// Received is what the client measured of a stage over time, as
+// summary.Acc keeps it.
+type Received interface {
+	// Window is the stage's measured window: first send to last end.
+	Window() (from, to time.Duration)
+	// TokensIn counts the tokens that arrived in (from, to].
+	TokensIn(from, to time.Duration) int
+}
+
 // Server reads a stage's /metrics samples: whether the server capped the
 // running requests below the target, queued, ran out of KV cache or
 // preempted, hit a prefix cache on a workload meant to be uncached, how
 // well speculation was accepted, and whether its generated-token rate
 // agrees with what the client received over the same window.
-func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, names telemetry.Names) *ServerView {
-	from, to := window(recs)
+func Server(s summary.Stage, got Received, samples []telemetry.Sample, names telemetry.Names) *ServerView {
+	from, to := got.Window()
 	t := telemetry.Summarize(samples, names, from, to)
 	if t.Samples < 2 {
 		return nil // a stage shorter than the scrape interval says nothing
@@ -49,17 +57,7 @@ func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, n
 		parts = append(parts, sp)
 	}
 	if !math.IsNaN(t.GenTokS) && t.To > t.From {
-		tokens := 0
-		for _, r := range recs {
-			if r.Warmup {
-				continue
-			}
-			for _, c := range r.Chunks {
-				if c.At > t.From && c.At <= t.To {
-					tokens += c.Tokens
-				}
-			}
-		}
+		tokens := got.TokensIn(t.From, t.To)
 		v.ClientTokS = float64(tokens) / (t.To - t.From).Seconds()
 		d := v.ClientTokS/t.GenTokS - 1
 		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%)", t.GenTokS, v.ClientTokS, 100*d))
@@ -82,8 +80,8 @@ func Server(s summary.Stage, recs []record.Record, samples []telemetry.Sample, n
 
 // GPUs reads nvidia-smi's samples over a stage's measured window: memory,
 // utilization, power, and the energy per token it cost.
-func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) *ServerView {
-	from, to := window(recs)
+func GPUs(s summary.Stage, got Received, samples []telemetry.GPUSample) *ServerView {
+	from, to := got.Window()
 	g := telemetry.SummarizeGPUs(samples, from, to)
 	if g.GPUs == 0 || g.EnergyJ <= 0 {
 		return nil
@@ -100,20 +98,4 @@ func GPUs(s summary.Stage, recs []record.Record, samples []telemetry.GPUSample) 
 		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ)
 	}
 	return &ServerView{Line: line}
-}
-
-// window is a stage's measured window: first send to last end, warm-up
-// excluded (METRICS.md §3).
-func window(recs []record.Record) (from, to time.Duration) {
-	from, to = record.Unset, record.Unset
-	for _, r := range recs {
-		if r.Warmup {
-			continue
-		}
-		if from == record.Unset || r.Sent < from {
-			from = r.Sent
-		}
-		to = max(to, r.Done)
-	}
-	return from, to
 }

@@ -366,8 +366,12 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, st.Index, time.Second)
 		}
 		stageStart := clock.Now()
-		recs := r.Stage(ctx, st)
-		s := summary.OfSLO(recs, st.Concurrency, setup.SLO)
+		// The stage's figures are built as requests finish; the records
+		// themselves live only in the result file.
+		acc := summary.NewAcc(st.Concurrency, setup.SLO)
+		acc.Grow(st.Requests)
+		r.Each(ctx, st, acc.Add)
+		s := acc.Stage()
 		s.Index = st.Index
 		sums = append(sums, s)
 		if watch != nil {
@@ -375,7 +379,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 			if err := w.WriteMetrics(samples); err != nil && writeErr == nil {
 				writeErr = err
 			}
-			views = append(views, analyze.Server(s, recs, samples, names))
+			views = append(views, analyze.Server(s, acc, samples, names))
 		}
 		if gpus != nil {
 			samples := gpus.Samples()
@@ -388,7 +392,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 			if err := w.WriteGPU(st.Index, mine); err != nil && writeErr == nil {
 				writeErr = err
 			}
-			views = append(views, analyze.GPUs(s, recs, samples))
+			views = append(views, analyze.GPUs(s, acc, samples))
 		}
 		fmt.Fprintf(e.stderr, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
 	}

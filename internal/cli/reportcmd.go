@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/tokperf/tokperf/internal/analyze"
-	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -33,10 +32,28 @@ func reportCmd(args []string, e *env) error {
 		if i > 0 && *format == "text" {
 			fmt.Fprintln(e.stdout)
 		}
-		h, recs, r, err := results.ReadAll(path)
+		// Records are folded into their stage's figures as they are read,
+		// so a file of a million requests is never held in memory.
+		r, f, err := results.Open(path)
 		if err != nil {
 			return err
 		}
+		accs, rates, n := map[int]*summary.Acc{}, map[int]float64{}, 0
+		for r.Next() {
+			rec := r.Record()
+			n++
+			a := accs[rec.Stage]
+			if a == nil {
+				a = summary.NewAcc(rec.Concurrency, r.Header().Setup.SLO)
+				accs[rec.Stage], rates[rec.Stage] = a, rec.Rate
+			}
+			a.Add(&rec)
+		}
+		f.Close()
+		if err := r.Err(); err != nil {
+			return err
+		}
+		h := r.Header()
 		notes := e.stdout
 		if *format != "text" {
 			notes = e.stderr // keep machine-readable output clean
@@ -45,16 +62,12 @@ func reportCmd(args []string, e *env) error {
 			fmt.Fprintf(notes, "note: the last line of %s was cut short (the run crashed or was killed mid-write); it was skipped\n", path)
 		}
 		if r.End() == nil {
-			fmt.Fprintf(notes, "note: %s has no end line: the run did not finish cleanly; %d finished requests are kept\n", path, len(recs))
+			fmt.Fprintf(notes, "note: %s has no end line: the run did not finish cleanly; %d finished requests are kept\n", path, n)
 		} else if r.End().Interrupted {
-			fmt.Fprintf(notes, "note: the run in %s was interrupted; %d finished requests are kept\n", path, len(recs))
-		}
-		byStage := map[int][]record.Record{}
-		for _, rec := range recs {
-			byStage[rec.Stage] = append(byStage[rec.Stage], rec)
+			fmt.Fprintf(notes, "note: the run in %s was interrupted; %d finished requests are kept\n", path, n)
 		}
 		var idx []int
-		for k := range byStage {
+		for k := range accs {
 			idx = append(idx, k)
 		}
 		sort.Ints(idx)
@@ -63,9 +76,9 @@ func reportCmd(args []string, e *env) error {
 		names := telemetry.EngineNames[h.Setup.Server.Engine]
 		openLoop := false
 		for _, k := range idx {
-			rs := byStage[k]
-			s := summary.OfSLO(rs, rs[0].Concurrency, h.Setup.SLO)
-			if rs[0].Rate > 0 {
+			a := accs[k]
+			s := a.Stage()
+			if rates[k] > 0 {
 				openLoop = true
 			}
 			if s.Requests > 0 {
@@ -76,7 +89,7 @@ func reportCmd(args []string, e *env) error {
 						samples = append(samples, m)
 					}
 				}
-				views = append(views, analyze.Server(s, rs, samples, names))
+				views = append(views, analyze.Server(s, a, samples, names))
 			}
 		}
 		switch *format {

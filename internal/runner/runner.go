@@ -64,9 +64,16 @@ func (r *Runner) take() int {
 // measured records in the order they finished. It returns early, with what
 // finished, when ctx is done.
 func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
+	var out []record.Record
+	r.Each(ctx, st, func(rec *record.Record) { out = append(out, *rec) })
+	return out
+}
+
+// Each runs st like Stage but keeps nothing: every measured record goes to
+// each as it finishes, after the Sink, from one goroutine.
+func (r *Runner) Each(ctx context.Context, st Stage, each func(*record.Record)) {
 	// Records go to the sink from one goroutine of their own, so a slow
 	// sink (a file write) never delays the next request of a slot.
-	var out []record.Record
 	queue := make(chan record.Record, 4096)
 	drained := make(chan struct{})
 	go func() {
@@ -75,8 +82,8 @@ func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
 			if r.Sink != nil {
 				r.Sink(rec)
 			}
-			if !rec.Warmup {
-				out = append(out, rec)
+			if !rec.Warmup && each != nil {
+				each(&rec)
 			}
 		}
 	}()
@@ -97,7 +104,6 @@ func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
 	}
 	close(queue)
 	<-drained
-	return out
 }
 
 // one sends request i and emits its record.

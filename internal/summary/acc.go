@@ -1,0 +1,364 @@
+package summary
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stats"
+)
+
+// Acc builds one stage's figures from its records as they finish, so a run
+// never holds its Records: per request it keeps the handful of numbers the
+// distributions need, and per chunk its arrival delta-encoded (about four
+// bytes for a chunk of one token). A stage of a million 16-token requests
+// costs about 140 MB here. Acc is not safe for concurrent use.
+//
+//	a := summary.NewAcc(32, record.SLO{})
+//	for each finished rec { a.Add(&rec) }
+//	s := a.Stage()
+type Acc struct {
+	target int
+	slo    record.SLO
+	s      Stage
+
+	first, last time.Duration
+	busy        time.Duration
+	chunks      int
+	buffered    int
+
+	// Per-request samples, in milliseconds or tok/s.
+	queue, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
+	srvDecode, srvE2E                             []float64
+	// sent and done of every measured request, for the steady state.
+	sent, done []time.Duration
+
+	// times holds every measured request's chunks: a header
+	// uvarint(chunks<<1 | ok), then per chunk zigzag(Δat)<<1 | (tokens≠1)
+	// as a uvarint, followed by uvarint(tokens) when that bit is set. Δat
+	// is from the previous chunk, or from 0 for the first.
+	times []byte
+	gaps  int  // chunk gaps of ok requests: the ICL sample size
+	ones  bool // every chunk of an ok request carried one token
+}
+
+// NewAcc starts a stage whose target concurrency is target (0 for an
+// uncapped open loop) with goodput measured against slo.
+func NewAcc(target int, slo record.SLO) *Acc {
+	return &Acc{
+		target: target, slo: slo, first: math.MaxInt64, last: math.MinInt64, ones: true,
+		s: Stage{Concurrency: target, Errors: map[record.Status]int{}, OutputSources: map[record.TokenSource]int{}, ChunkSources: map[record.TokenSource]int{}},
+	}
+}
+
+// Grow makes room for n more requests, so a stage of known size never
+// copies its samples to grow them (a moment of twice the memory).
+func (a *Acc) Grow(n int) {
+	for _, xs := range []*[]float64{&a.queue, &a.ttft, &a.ttfo, &a.e2e, &a.tpot, &a.decode, &a.reqTokS} {
+		*xs = slices.Grow(*xs, n)
+	}
+	a.sent, a.done = slices.Grow(a.sent, n), slices.Grow(a.done, n)
+}
+
+// Add takes one finished record; warm-up records are ignored.
+func (a *Acc) Add(r *record.Record) {
+	if r.Warmup {
+		return
+	}
+	s := &a.s
+	s.Index, s.Rate = r.Stage, r.Rate
+	s.Requests++
+	s.Retries += r.Retries
+	a.first, a.last = min(a.first, r.Sent), max(a.last, r.Done)
+	a.busy += r.Done - r.Sent
+	a.sent, a.done = append(a.sent, r.Sent), append(a.done, r.Done)
+	q := r.Sent - r.Scheduled
+	a.queue = append(a.queue, ms(q))
+	if r.Rate > 0 && q > LateThreshold {
+		s.Late++
+	}
+	ok := r.Status == record.StatusOK
+	a.encode(r.Chunks, ok)
+	switch r.Status {
+	case record.StatusOK:
+	case record.StatusCancelled:
+		s.Cancelled++
+		return
+	default:
+		s.Errors[r.Status]++
+		return
+	}
+	s.OK++
+	if a.slo.Met(r) {
+		s.SLOMet++
+		s.GoodputTokS += float64(r.OutputTokens) // divided by the wall time in Stage
+	}
+	s.OutputTokens += r.OutputTokens
+	s.PromptTokens += r.PromptTokens
+	s.CachedTokens += r.CachedTokens
+	s.OutputSources[r.OutputSource]++
+	s.ChunkSources[r.ChunkSource]++
+	a.chunks += len(r.Chunks)
+	a.buffered += r.Buffered
+	if t := r.Server; t != nil {
+		s.ServerTimed++
+		if v := t.DecodeTokS(); v > 0 {
+			a.srvDecode = append(a.srvDecode, v)
+		}
+		if t.E2EMs > 0 {
+			a.srvE2E = append(a.srvE2E, t.E2EMs)
+		}
+	}
+	if len(r.Chunks) == 0 {
+		return
+	}
+	a.gaps += len(r.Chunks) - 1
+	a.ttft = append(a.ttft, ms(r.FirstToken-r.Sent))
+	if r.FirstContent != record.Unset {
+		a.ttfo = append(a.ttfo, ms(r.FirstContent-r.Sent))
+	} else {
+		s.NoContent++
+	}
+	lat := r.LastToken - r.Sent
+	a.e2e = append(a.e2e, ms(lat))
+	if lat > 0 {
+		a.reqTokS = append(a.reqTokS, float64(r.OutputTokens)/lat.Seconds())
+	}
+	if dt, dn := r.LastToken-r.FirstToken, r.OutputTokens-r.Chunks[0].Tokens; dn > 0 && dt > 0 {
+		a.tpot = append(a.tpot, ms(dt)/float64(dn))
+		a.decode = append(a.decode, float64(dn)/dt.Seconds())
+	}
+}
+
+func (a *Acc) encode(chunks []record.Chunk, ok bool) {
+	head := uint64(len(chunks)) << 1
+	if ok {
+		head |= 1
+	}
+	a.times = binary.AppendUvarint(a.times, head)
+	prev := time.Duration(0)
+	for _, c := range chunks {
+		d := int64(c.At - prev)
+		prev = c.At
+		v := uint64(d<<1^d>>63) << 1 // zigzag, then the tokens bit
+		if c.Tokens != 1 {
+			v |= 1
+			if ok {
+				a.ones = false
+			}
+		}
+		a.times = binary.AppendUvarint(a.times, v)
+		if c.Tokens != 1 {
+			a.times = binary.AppendUvarint(a.times, uint64(max(c.Tokens, 0)))
+		}
+	}
+}
+
+// chunks calls fn for every stored chunk in the order added: whether its
+// request was ok, its index in the request, its arrival, and its tokens.
+func (a *Acc) each(fn func(ok bool, i int, at time.Duration, tokens int)) {
+	b := a.times
+	for len(b) > 0 {
+		head, k := binary.Uvarint(b)
+		b = b[k:]
+		ok, n := head&1 == 1, int(head>>1)
+		at := time.Duration(0)
+		for i := range n {
+			v, k := binary.Uvarint(b)
+			b = b[k:]
+			z := v >> 1
+			at += time.Duration(int64(z>>1) ^ -int64(z&1))
+			tokens := 1
+			if v&1 == 1 {
+				t, k := binary.Uvarint(b)
+				b = b[k:]
+				tokens = int(t)
+			}
+			fn(ok, i, at, tokens)
+		}
+	}
+}
+
+// Window is the stage's measured window, first send to last end (Unset
+// when nothing was measured).
+func (a *Acc) Window() (from, to time.Duration) {
+	if a.s.Requests == 0 {
+		return record.Unset, record.Unset
+	}
+	return a.first, a.last
+}
+
+// TokensIn counts the tokens of every measured request, failed ones
+// included, whose chunks arrived in (from, to].
+func (a *Acc) TokensIn(from, to time.Duration) int {
+	n := 0
+	a.each(func(_ bool, _ int, at time.Duration, tokens int) {
+		if at > from && at <= to {
+			n += tokens
+		}
+	})
+	return n
+}
+
+// Stage computes the figures of docs/METRICS.md §2–3 from what was added.
+// Samples are sorted in place; more records may be added afterwards.
+func (a *Acc) Stage() Stage {
+	s := a.s
+	s.Errors = map[record.Status]int{}
+	for k, v := range a.s.Errors {
+		s.Errors[k] = v
+	}
+	if len(s.Errors) == 0 {
+		s.Errors = nil
+	}
+	if s.Requests > 0 {
+		wall := a.last - a.first
+		s.WallS = wall.Seconds()
+		if wall > 0 {
+			s.AggregateTokS = float64(s.OutputTokens) / s.WallS
+			s.InputTokS = float64(s.PromptTokens) / s.WallS
+			s.TotalTokS = float64(s.PromptTokens+s.OutputTokens) / s.WallS
+			s.RequestsPerS = float64(s.OK) / s.WallS
+			s.GoodputRequestsPerS = float64(s.SLOMet) / s.WallS
+			s.GoodputTokS /= s.WallS
+			s.EffectiveConcurrency = a.busy.Seconds() / s.WallS
+		} else {
+			s.GoodputTokS = 0
+		}
+	}
+	if s.OK > 0 {
+		s.MeanOutputTokens = float64(s.OutputTokens) / float64(s.OK)
+	}
+	if a.chunks > 0 {
+		s.TokensPerChunk = float64(s.OutputTokens) / float64(a.chunks)
+		s.BufferedShare = float64(a.buffered) / float64(a.chunks)
+	}
+	s.SteadyTokS = a.steady()
+	s.ClientQueue = stats.Describe(a.queue)
+	s.TTFT, s.TTFO, s.E2E = stats.Describe(a.ttft), stats.Describe(a.ttfo), stats.Describe(a.e2e)
+	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
+	s.ServerDecodeTokS, s.ServerE2E = stats.Describe(a.srvDecode), stats.Describe(a.srvE2E)
+	s.ICL, s.ITL = a.gapDists()
+	return s
+}
+
+// gapDists builds the chunk-gap samples from the stored arrivals, one at a
+// time, so a long stage needs room for one of them only: as nanoseconds in
+// 32 bits when every gap fits (4.29 s). When every chunk carried one token
+// the token-weighted ITL is the ICL sample itself.
+func (a *Acc) gapDists() (icl, itl stats.Dist) {
+	var prev time.Duration
+	fits := true
+	a.each(func(ok bool, i int, at time.Duration, _ int) {
+		if ok && i > 0 && (at < prev || at-prev > math.MaxUint32) {
+			fits = false
+		}
+		prev = at
+	})
+	if fits {
+		ns := make([]uint32, 0, a.gaps)
+		a.each(func(ok bool, i int, at time.Duration, _ int) {
+			if ok && i > 0 {
+				ns = append(ns, uint32(at-prev))
+			}
+			prev = at
+		})
+		icl = describeNs(ns)
+	} else {
+		gaps := make([]float64, 0, a.gaps)
+		a.each(func(ok bool, i int, at time.Duration, _ int) {
+			if ok && i > 0 {
+				gaps = append(gaps, ms(at-prev))
+			}
+			prev = at
+		})
+		icl = stats.Describe(gaps)
+	}
+	if a.ones {
+		return icl, icl
+	}
+	ws := make([]stats.Weighted, 0, a.gaps)
+	a.each(func(ok bool, i int, at time.Duration, tokens int) {
+		if ok && i > 0 {
+			ws = append(ws, stats.Weighted{V: ms(at-prev) / float64(tokens), W: tokens})
+		}
+		prev = at
+	})
+	return icl, stats.DescribeWeighted(ws)
+}
+
+// describeNs is stats.Describe of nanosecond samples in milliseconds, to
+// the same bits: the values and their sum in the same order.
+func describeNs(xs []uint32) stats.Dist {
+	if len(xs) == 0 {
+		return stats.Describe(nil)
+	}
+	slices.Sort(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += ms(time.Duration(x))
+	}
+	n := len(xs)
+	at := func(p float64) float64 { return ms(time.Duration(xs[stats.Rank(n, p)])) }
+	return stats.Dist{N: n, Mean: sum / float64(n), P50: at(50), P90: at(90), P99: at(99), Max: ms(time.Duration(xs[n-1]))}
+}
+
+// steady is the tokens whose chunks arrived while at least target requests
+// were in flight, divided by the time that was so (METRICS.md §3).
+func (a *Acc) steady() float64 {
+	if a.target <= 0 {
+		return math.NaN()
+	}
+	slices.Sort(a.sent)
+	slices.Sort(a.done)
+	type span struct{ from, to time.Duration }
+	var spans []span
+	n := 0
+	var open time.Duration
+	step := func(at time.Duration, delta int) {
+		was := n
+		n += delta
+		if was < a.target && n >= a.target {
+			open = at
+		} else if was >= a.target && n < a.target && at > open {
+			spans = append(spans, span{open, at})
+		}
+	}
+	// Merge the two sorted lists; at equal times a slot frees before it
+	// is refilled.
+	i, j := 0, 0
+	for i < len(a.sent) || j < len(a.done) {
+		if j < len(a.done) && (i == len(a.sent) || a.done[j] <= a.sent[i]) {
+			step(a.done[j], -1)
+			j++
+		} else {
+			step(a.sent[i], +1)
+			i++
+		}
+	}
+	var total time.Duration
+	for _, sp := range spans {
+		total += sp.to - sp.from
+	}
+	if total <= 0 {
+		return math.NaN()
+	}
+	tokens := 0
+	a.each(func(ok bool, _ int, at time.Duration, n int) {
+		if !ok {
+			return
+		}
+		k, _ := slices.BinarySearchFunc(spans, at, func(sp span, at time.Duration) int {
+			if sp.to < at {
+				return -1
+			}
+			return 1
+		})
+		if k < len(spans) && spans[k].from <= at {
+			tokens += n
+		}
+	})
+	return float64(tokens) / total.Seconds()
+}
