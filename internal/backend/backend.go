@@ -64,7 +64,7 @@ type protocol interface {
 	body(cfg *Config, req *record.Request) ([]byte, error)
 	// read fills rec from the stream; with text non-nil it also keeps the
 	// output text (for correctness checks, not on the measuring hot path).
-	read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder)
+	read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder)
 }
 
 // New makes a backend for cfg.Endpoint.
@@ -125,11 +125,21 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0,
 		ForceAttemptHTTP2:     false,
+		// A request's headers fit in 1 KB and a long body bypasses the
+		// buffer; thousands of idle 4 KB write buffers would not.
+		WriteBufferSize: 1 << 10,
 	}
-	if dial != nil {
-		t.DialContext = dial
-	} else {
-		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	// One stream per connection: each can carry the kernel's arrival time
+	// of what it reads.
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return withStamps(c), nil
 	}
 	return &http.Client{Transport: t}
 }
@@ -166,6 +176,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	var resp *http.Response
+	arrive := &arrivals{clock: clock, base: stampEpoch.Sub(clock.Start())}
 	for attempt := 0; ; attempt++ {
 		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
 		if err != nil {
@@ -182,6 +193,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		// Sent is stamped when the connection is in hand, just before the
 		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
+		arrive.conn = nil
 		var dialStart time.Duration
 		hr = hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
 			ConnectStart: func(string, string) { dialStart = clock.Now() },
@@ -190,7 +202,10 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 					rec.Connect = clock.Now() - dialStart
 				}
 			},
-			GotConn: func(httptrace.GotConnInfo) { rec.Sent = clock.Now() },
+			GotConn: func(info httptrace.GotConnInfo) {
+				rec.Sent = clock.Now()
+				arrive.conn, _ = info.Conn.(*stampConn)
+			},
 		}))
 		resp, err = b.client.Do(hr)
 		if err == nil {
@@ -208,7 +223,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	defer resp.Body.Close()
-	rec.FirstByte = clock.Now()
+	rec.FirstByte = arrive.Now()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		rec.Done = clock.Now()
@@ -223,10 +238,10 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	}
 	if b.cfg.KeepText {
 		var text strings.Builder
-		b.proto.read(resp.Body, clock, rec, &text)
+		b.proto.read(resp.Body, arrive, rec, &text)
 		rec.Text = text.String()
 	} else {
-		b.proto.read(resp.Body, clock, rec, nil)
+		b.proto.read(resp.Body, arrive, rec, nil)
 	}
 	rec.Done = clock.Now()
 	// After a normal end only the chunked body's terminator follows: read
@@ -238,6 +253,27 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
 	}
+}
+
+// stamper times what a stream reads; record.Clock is one.
+type stamper interface{ Now() time.Duration }
+
+// arrivals times a response's chunks by when their bytes reached this
+// machine, from the connection's receive timestamps where it has them,
+// else by the clock when they are read.
+type arrivals struct {
+	clock record.Clock
+	conn  *stampConn
+	base  time.Duration // stampEpoch on clock
+}
+
+func (a *arrivals) Now() time.Duration {
+	if a.conn != nil {
+		if at, ok := a.conn.Arrived(); ok {
+			return a.base + at
+		}
+	}
+	return a.clock.Now()
 }
 
 func retryable(err error) bool {

@@ -51,7 +51,7 @@ type tgiEvent struct {
 	ErrorType string `json:"error_type"`
 }
 
-func (tgi) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
+func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	sawFinish := false
 	for ev.Next() {
@@ -153,7 +153,7 @@ func countIDs(raw json.RawMessage) (int, bool) {
 	return strings.Count(s, ",") + 1, true
 }
 
-func (llamaCpp) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
+func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	sawFinish, exact := false, true
 	for ev.Next() {
@@ -264,9 +264,9 @@ type ollamaLine struct {
 	Error              string `json:"error"`
 }
 
-func (o ollama) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
+func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 4<<10), maxEvent)
+	sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
 	sawFinish := false
 	for sc.Scan() {
 		now := clock.Now()

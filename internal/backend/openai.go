@@ -122,7 +122,7 @@ func (e *streamError) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(e))
 }
 
-func (o *openAI) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
+func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	var (
 		cum        int // last cumulative completion_tokens seen per chunk

@@ -42,7 +42,7 @@ type sglangEvent struct {
 	Error *streamError `json:"error"`
 }
 
-func (sglang) read(body io.Reader, clock record.Clock, rec *record.Record, text *strings.Builder) {
+func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
 	cum, textLen := 0, 0
 	sawFinish, counted := false, false

@@ -47,7 +47,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func NewEvents(r io.Reader) *Events {
 	e := &Events{src: countingReader{r: r}}
 	e.sc = bufio.NewScanner(&e.src)
-	e.sc.Buffer(make([]byte, 0, 4<<10), maxEvent)
+	e.sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
 	e.sc.Split(e.split)
 	return e
 }

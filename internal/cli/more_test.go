@@ -137,7 +137,7 @@ func TestSelftest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a simulator process")
 	}
-	out, errw, code := runCLI(t, "selftest", "--streams", "4,16", "--tokens", "20", "--stream-rate", "50", "-o", t.TempDir()+"/s.jsonl")
+	out, errw, code := runCLI(t, "selftest", "--streams", "4,16", "--tokens", "20", "--stream-rate", "50", "--min-chunks", "200", "-o", t.TempDir()+"/s.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}

@@ -44,6 +44,7 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 	tokens := fs.Int("tokens", 50, "output tokens per request")
 	out := fs.String("out", "", "result file (default ./tokperf-results/TIMESTAMP-selftest.jsonl)")
 	fs.StringVar(out, "o", "", "shorthand for --out")
+	minChunks := fs.Int("min-chunks", 20000, "chunks each reader reads per level at least (streams run several requests in turn), so short levels are not noise")
 	bare := fs.Bool("bare", true, "also run the bare reference reader at each level")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of tokperf's side to this file")
 	if err := parse(fs, args, e); err != nil {
@@ -104,9 +105,13 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 		}
 		clearTrace(ctx, client, url)
 		r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock, Sink: func(rec record.Record) { w.Write(rec) }}
+		// A warm-up wave opens the connections, as a normal run's does;
+		// then every stream runs perStream requests in turn.
+		perStream := max(1, (*minChunks+c**tokens-1)/(c**tokens))
+		r.Each(ctx, runner.Stage{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
 		runtime.GC()
 		cpu0 := cpuTime()
-		recs := r.Stage(ctx, runner.Stage{Index: i, Concurrency: c, Requests: c, Timeout: 5 * time.Minute})
+		recs := r.Stage(ctx, runner.Stage{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
 		row := selftestRow{Streams: c, Offered: float64(c) * *rate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
 		b.Close()
 		row.fill(recs, c)
@@ -116,7 +121,7 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 			fmt.Fprintf(e.stderr, "  trace: %v\n", err)
 		}
 		if *bare && ctx.Err() == nil {
-			row.BareCPU, row.BareChunks = bareRead(ctx, url, c, *tokens)
+			row.BareCPU, row.BareChunks = bareRead(ctx, url, c, *tokens, perStream)
 		}
 		rows = append(rows, row)
 		fmt.Fprintf(e.stderr, "  %s\n", row.short())
@@ -366,42 +371,55 @@ func printSelftest(w io.Writer, rows []selftestRow) {
 }
 
 // bareRead is the reference reader: the same requests with net/http, a
-// timestamp per data line, nothing parsed. It returns its CPU time and the
-// chunks it read.
-func bareRead(ctx context.Context, url string, streams, tokens int) (time.Duration, int) {
+// timestamp per data line, nothing parsed; a warm-up wave first, then
+// perStream requests per stream. It returns the CPU time and the chunks
+// of the measured requests.
+func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true, Proxy: nil}}
 	defer client.CloseIdleConnections()
 	body := fmt.Sprintf(`{"prompt":"a b c d e f g h","max_tokens":%d,"stream":true,"ignore_eos":true,"temperature":0}`, tokens)
-	var mu sync.Mutex
-	chunks := 0
+	one := func() int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		stamps := make([]time.Time, 0, tokens+2)
+		br := bufio.NewReaderSize(resp.Body, 4096)
+		for {
+			line, err := br.ReadSlice('\n')
+			if bytes.HasPrefix(line, []byte("data: {")) {
+				stamps = append(stamps, time.Now())
+			}
+			if err != nil {
+				break
+			}
+		}
+		return len(stamps)
+	}
+	wave := func(n int) int {
+		var mu sync.Mutex
+		chunks := 0
+		var wg sync.WaitGroup
+		for range streams {
+			wg.Go(func() {
+				got := 0
+				for range n {
+					got += one()
+				}
+				mu.Lock()
+				chunks += got
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return chunks
+	}
+	wave(1)
 	runtime.GC()
 	cpu0 := cpuTime()
-	var wg sync.WaitGroup
-	for range streams {
-		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				return
-			}
-			defer resp.Body.Close()
-			stamps := make([]time.Time, 0, tokens+2)
-			br := bufio.NewReaderSize(resp.Body, 4096)
-			for {
-				line, err := br.ReadSlice('\n')
-				if bytes.HasPrefix(line, []byte("data: {")) {
-					stamps = append(stamps, time.Now())
-				}
-				if err != nil {
-					break
-				}
-			}
-			mu.Lock()
-			chunks += len(stamps)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	chunks := wave(perStream)
 	return cpuTime() - cpu0, chunks
 }

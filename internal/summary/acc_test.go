@@ -71,7 +71,9 @@ func TestAccKeepsEveryChunk(t *testing.T) {
 		}
 	}
 	var got []record.Chunk
-	a.each(func(_ bool, _ int, at time.Duration, tokens int) { got = append(got, record.Chunk{At: at, Tokens: tokens}) })
+	a.each(func(_ bool, _ int, at time.Duration, tokens int) {
+		got = append(got, record.Chunk{At: at, Tokens: tokens})
+	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d chunks back, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 	}

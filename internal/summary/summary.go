@@ -89,4 +89,3 @@ func OfSLO(recs []record.Record, target int, slo record.SLO) Stage {
 	}
 	return a.Stage()
 }
-
