@@ -93,7 +93,7 @@ func Warnings(stages []summary.Stage, c Context) []Warning {
 			add("client_lag", "client queue p99 is %.1f ms (over 1 ms): the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", s.ClientQueue.P99, shared)
 		}
 		if s.BufferedShare > BufferedLimit {
-			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client fell behind%s, and those chunks are timed late", 100*s.BufferedShare, shared)
+			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
 		}
 		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)

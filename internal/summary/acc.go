@@ -35,13 +35,14 @@ type Acc struct {
 	// sent and done of every measured request, for the steady state.
 	sent, done []time.Duration
 
-	// times holds every measured request's chunks: a header
+	// blocks hold every measured request's chunks: a header
 	// uvarint(chunks<<1 | ok), then per chunk zigzag(Δat)<<1 | (tokens≠1)
 	// as a uvarint, followed by uvarint(tokens) when that bit is set. Δat
 	// is from the previous chunk, or from 0 for the first.
-	times []byte
-	gaps  int  // chunk gaps of ok requests: the ICL sample size
-	ones  bool // every chunk of an ok request carried one token
+	blocks  [][]byte
+	stored  int    // bytes in blocks
+	scratch []byte // one request's encoding
+	ones    bool   // every chunk of an ok request carried one token
 }
 
 // NewAcc starts a stage whose target concurrency is target (0 for an
@@ -114,7 +115,6 @@ func (a *Acc) Add(r *record.Record) {
 	if len(r.Chunks) == 0 {
 		return
 	}
-	a.gaps += len(r.Chunks) - 1
 	a.ttft = append(a.ttft, ms(r.FirstToken-r.Sent))
 	if r.FirstContent != record.Unset {
 		a.ttfo = append(a.ttfo, ms(r.FirstContent-r.Sent))
@@ -132,12 +132,17 @@ func (a *Acc) Add(r *record.Record) {
 	}
 }
 
+// blockSize is the size of the blocks chunk times are stored in: a stage's
+// store grows a block at a time instead of being copied into one twice as
+// large (a moment of three times the memory).
+const blockSize = 1 << 20
+
 func (a *Acc) encode(chunks []record.Chunk, ok bool) {
 	head := uint64(len(chunks)) << 1
 	if ok {
 		head |= 1
 	}
-	a.times = binary.AppendUvarint(a.times, head)
+	b := binary.AppendUvarint(a.scratch[:0], head)
 	prev := time.Duration(0)
 	for _, c := range chunks {
 		d := int64(c.At - prev)
@@ -149,34 +154,43 @@ func (a *Acc) encode(chunks []record.Chunk, ok bool) {
 				a.ones = false
 			}
 		}
-		a.times = binary.AppendUvarint(a.times, v)
+		b = binary.AppendUvarint(b, v)
 		if c.Tokens != 1 {
-			a.times = binary.AppendUvarint(a.times, uint64(max(c.Tokens, 0)))
+			b = binary.AppendUvarint(b, uint64(max(c.Tokens, 0)))
 		}
 	}
+	a.scratch = b
+	// A request's chunks stay in one block.
+	if n := len(a.blocks); n == 0 || len(a.blocks[n-1])+len(b) > cap(a.blocks[n-1]) {
+		a.blocks = append(a.blocks, make([]byte, 0, max(blockSize, len(b))))
+	}
+	last := &a.blocks[len(a.blocks)-1]
+	*last = append(*last, b...)
+	a.stored += len(b)
 }
 
-// chunks calls fn for every stored chunk in the order added: whether its
+// each calls fn for every stored chunk in the order added: whether its
 // request was ok, its index in the request, its arrival, and its tokens.
 func (a *Acc) each(fn func(ok bool, i int, at time.Duration, tokens int)) {
-	b := a.times
-	for len(b) > 0 {
-		head, k := binary.Uvarint(b)
-		b = b[k:]
-		ok, n := head&1 == 1, int(head>>1)
-		at := time.Duration(0)
-		for i := range n {
-			v, k := binary.Uvarint(b)
+	for _, b := range a.blocks {
+		for len(b) > 0 {
+			head, k := binary.Uvarint(b)
 			b = b[k:]
-			z := v >> 1
-			at += time.Duration(int64(z>>1) ^ -int64(z&1))
-			tokens := 1
-			if v&1 == 1 {
-				t, k := binary.Uvarint(b)
+			ok, n := head&1 == 1, int(head>>1)
+			at := time.Duration(0)
+			for i := range n {
+				v, k := binary.Uvarint(b)
 				b = b[k:]
-				tokens = int(t)
+				z := v >> 1
+				at += time.Duration(int64(z>>1) ^ -int64(z&1))
+				tokens := 1
+				if v&1 == 1 {
+					t, k := binary.Uvarint(b)
+					b = b[k:]
+					tokens = int(t)
+				}
+				fn(ok, i, at, tokens)
 			}
-			fn(ok, i, at, tokens)
 		}
 	}
 }
@@ -244,65 +258,31 @@ func (a *Acc) Stage() Stage {
 	return s
 }
 
-// gapDists builds the chunk-gap samples from the stored arrivals, one at a
-// time, so a long stage needs room for one of them only: as nanoseconds in
-// 32 bits when every gap fits (4.29 s). When every chunk carried one token
-// the token-weighted ITL is the ICL sample itself.
+// gapDists reads the chunk gaps from the stored arrivals a few times over
+// instead of gathering them: a stage of 15 million gaps needs no room for
+// them. When every chunk carried one token the token-weighted ITL is the
+// ICL sample itself.
 func (a *Acc) gapDists() (icl, itl stats.Dist) {
-	var prev time.Duration
-	fits := true
-	a.each(func(ok bool, i int, at time.Duration, _ int) {
-		if ok && i > 0 && (at < prev || at-prev > math.MaxUint32) {
-			fits = false
+	gaps := func(perToken bool) stats.Each {
+		return func(emit func(float64, int)) {
+			var prev time.Duration
+			a.each(func(ok bool, i int, at time.Duration, tokens int) {
+				if ok && i > 0 {
+					if perToken {
+						emit(ms(at-prev)/float64(tokens), tokens)
+					} else {
+						emit(ms(at-prev), 1)
+					}
+				}
+				prev = at
+			})
 		}
-		prev = at
-	})
-	if fits {
-		ns := make([]uint32, 0, a.gaps)
-		a.each(func(ok bool, i int, at time.Duration, _ int) {
-			if ok && i > 0 {
-				ns = append(ns, uint32(at-prev))
-			}
-			prev = at
-		})
-		icl = describeNs(ns)
-	} else {
-		gaps := make([]float64, 0, a.gaps)
-		a.each(func(ok bool, i int, at time.Duration, _ int) {
-			if ok && i > 0 {
-				gaps = append(gaps, ms(at-prev))
-			}
-			prev = at
-		})
-		icl = stats.Describe(gaps)
 	}
+	icl = stats.DescribeEach(gaps(false))
 	if a.ones {
 		return icl, icl
 	}
-	ws := make([]stats.Weighted, 0, a.gaps)
-	a.each(func(ok bool, i int, at time.Duration, tokens int) {
-		if ok && i > 0 {
-			ws = append(ws, stats.Weighted{V: ms(at-prev) / float64(tokens), W: tokens})
-		}
-		prev = at
-	})
-	return icl, stats.DescribeWeighted(ws)
-}
-
-// describeNs is stats.Describe of nanosecond samples in milliseconds, to
-// the same bits: the values and their sum in the same order.
-func describeNs(xs []uint32) stats.Dist {
-	if len(xs) == 0 {
-		return stats.Describe(nil)
-	}
-	slices.Sort(xs)
-	sum := 0.0
-	for _, x := range xs {
-		sum += ms(time.Duration(x))
-	}
-	n := len(xs)
-	at := func(p float64) float64 { return ms(time.Duration(xs[stats.Rank(n, p)])) }
-	return stats.Dist{N: n, Mean: sum / float64(n), P50: at(50), P90: at(90), P99: at(99), Max: ms(time.Duration(xs[n-1]))}
+	return icl, stats.DescribeEach(gaps(true))
 }
 
 // steady is the tokens whose chunks arrived while at least target requests

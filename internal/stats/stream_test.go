@@ -1,0 +1,67 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// DescribeEach finds the same percentiles as sorting the whole sample.
+func TestDescribeEachMatchesSorting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	gens := map[string]func() float64{
+		"gaps ms":   func() float64 { return float64(rng.IntN(5_000_000)) / 1e6 },
+		"ties":      func() float64 { return float64(rng.IntN(3)) },
+		"one value": func() float64 { return 1.25 },
+		"signed":    func() float64 { return rng.NormFloat64() * 1e3 },
+		"wide":      func() float64 { return math.Exp(rng.Float64()*80 - 40) },
+		"zeros":     func() float64 { return float64(rng.IntN(2)) * rng.Float64() },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 2, 3, 10, 999, 20000} {
+			xs := make([]Weighted, n)
+			for i := range xs {
+				xs[i] = Weighted{V: gen(), W: 1}
+				if rng.IntN(4) == 0 {
+					xs[i].W = rng.IntN(6) // zero weights are skipped, as in DescribeWeighted
+				}
+			}
+			got := DescribeEach(func(emit func(float64, int)) {
+				for _, x := range xs {
+					emit(x.V, x.W)
+				}
+			})
+			want := DescribeWeighted(append([]Weighted(nil), xs...))
+			if got.N != want.N || !sameFloat(got.P50, want.P50) || !sameFloat(got.P90, want.P90) || !sameFloat(got.P99, want.P99) || !sameFloat(got.Max, want.Max) ||
+				math.Abs(got.Mean-want.Mean) > 1e-9*math.Max(1, math.Abs(want.Mean)) && !(math.IsNaN(got.Mean) && math.IsNaN(want.Mean)) {
+				t.Errorf("%s, n=%d: got %+v, want %+v", name, n, got, want)
+			}
+		}
+	}
+}
+
+func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+func TestDescribeEachEmpty(t *testing.T) {
+	d := DescribeEach(func(func(float64, int)) {})
+	if d.N != 0 || !math.IsNaN(d.P50) {
+		t.Errorf("empty: %+v", d)
+	}
+}
+
+// BenchmarkDescribeEach summarises a million gaps without holding them.
+func BenchmarkDescribeEach(b *testing.B) {
+	xs := make([]float64, 1_000_000)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range xs {
+		xs[i] = float64(1_000_000+rng.IntN(500_000)) / 1e6
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		DescribeEach(func(emit func(float64, int)) {
+			for _, x := range xs {
+				emit(x, 1)
+			}
+		})
+	}
+}
