@@ -243,24 +243,88 @@ type Metric struct {
 	Significant bool
 }
 
-// Pair compares two runs' stages at the same concurrency: aggregate tok/s
+// Level is what a comparison needs of one run at one concurrency: its
+// figures and three numbers per ok request, not its Records.
+type Level struct {
+	Stage  summary.Stage
+	Pairs  [][2]float64 // output tokens and latency (s), for the aggregate's interval
+	Decode []float64    // decode tok/s
+	TTFT   []float64    // ms
+}
+
+// Levels gathers a run's measured closed-loop records, one at a time, by
+// concurrency level.
+type Levels struct {
+	accs map[int]*summary.Acc
+	lv   map[int]*Level
+}
+
+// NewLevels starts an empty gathering.
+func NewLevels() *Levels { return &Levels{accs: map[int]*summary.Acc{}, lv: map[int]*Level{}} }
+
+// LevelsOf gathers records already in memory.
+func LevelsOf(recs []record.Record) *Levels {
+	l := NewLevels()
+	for i := range recs {
+		l.Add(&recs[i])
+	}
+	return l
+}
+
+// Add takes one record; warm-up and open-loop records are skipped.
+func (l *Levels) Add(r *record.Record) {
+	if r.Warmup || r.Rate != 0 {
+		return
+	}
+	c := r.Concurrency
+	a, v := l.accs[c], l.lv[c]
+	if a == nil {
+		a, v = summary.NewAcc(c, record.SLO{}), &Level{}
+		l.accs[c], l.lv[c] = a, v
+	}
+	a.Add(r)
+	if !r.OK() {
+		return
+	}
+	if r.LastToken != record.Unset {
+		v.Pairs = append(v.Pairs, [2]float64{float64(r.OutputTokens), (r.LastToken - r.Sent).Seconds()})
+	}
+	if d, ok := decodeTokS(r); ok {
+		v.Decode = append(v.Decode, d)
+	}
+	if r.FirstToken != record.Unset {
+		v.TTFT = append(v.TTFT, float64(r.FirstToken-r.Sent)/1e6)
+	}
+}
+
+// Concurrencies lists the levels gathered, lowest first.
+func (l *Levels) Concurrencies() []int {
+	var out []int
+	for c := range l.lv {
+		out = append(out, c)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// At is the level at concurrency c, nil if the run has none.
+func (l *Levels) At(c int) *Level {
+	v := l.lv[c]
+	if v != nil && v.Stage.Requests == 0 {
+		v.Stage = l.accs[c].Stage()
+	}
+	return v
+}
+
+// Pair compares two runs' levels at the same concurrency: aggregate tok/s
 // (bootstrap interval of the ratio), and per-request decode tok/s and TTFT
 // (medians, Mann–Whitney U). A difference is significant only when the test
 // says so (METRICS.md §4).
-func Pair(a, b []record.Record, c int) []Metric {
-	sa, sb := summary.Of(a, c), summary.Of(b, c)
-	pairs := func(rs []record.Record) [][2]float64 {
-		var out [][2]float64
-		for _, r := range rs {
-			if r.OK() && !r.Warmup && r.LastToken != record.Unset {
-				out = append(out, [2]float64{float64(r.OutputTokens), (r.LastToken - r.Sent).Seconds()})
-			}
-		}
-		return out
-	}
+func Pair(a, b *Level, c int) []Metric {
+	sa, sb := a.Stage, b.Stage
 	// The interval comes from resampling requests in the Little's-law
 	// estimate (Σ tokens / Σ latency), scaled onto the measured ratio.
-	pa, pb := pairs(a), pairs(b)
+	pa, pb := a.Pairs, b.Pairs
 	lo, hi := stats.RatioCI(pa, pb, 2000, uint64(c))
 	agg := Metric{Name: "aggregate tok/s", A: sa.AggregateTokS, B: sb.AggregateTokS, P: math.NaN()}
 	agg.Ratio = agg.B / agg.A
@@ -271,17 +335,14 @@ func Pair(a, b []record.Record, c int) []Metric {
 	agg.Significant = !(lo <= 1 && hi >= 1)
 	out := []Metric{agg}
 	for _, m := range []struct {
-		name string
-		get  func(r *record.Record) (float64, bool)
-		dist func(s summary.Stage) float64
+		name   string
+		xa, xb []float64
+		dist   func(s summary.Stage) float64
 	}{
-		{"decode tok/s p50", decodeTokS, func(s summary.Stage) float64 { return s.DecodeTokS.P50 }},
-		{"TTFT p50 ms", func(r *record.Record) (float64, bool) {
-			return float64(r.FirstToken-r.Sent) / 1e6, r.FirstToken != record.Unset
-		}, func(s summary.Stage) float64 { return s.TTFT.P50 }},
+		{"decode tok/s p50", a.Decode, b.Decode, func(s summary.Stage) float64 { return s.DecodeTokS.P50 }},
+		{"TTFT p50 ms", a.TTFT, b.TTFT, func(s summary.Stage) float64 { return s.TTFT.P50 }},
 	} {
-		xa, xb := samples(a, m.get), samples(b, m.get)
-		_, p := stats.MannWhitney(xa, xb)
+		_, p := stats.MannWhitney(m.xa, m.xb)
 		v := Metric{Name: m.name, A: m.dist(sa), B: m.dist(sb), P: p, Lo: math.NaN(), Hi: math.NaN()}
 		v.Ratio = v.B / v.A
 		v.Significant = p < 0.05
@@ -305,37 +366,4 @@ func decodeTokS(r *record.Record) (float64, bool) {
 	}
 	n, dt := r.OutputTokens-r.Chunks[0].Tokens, r.LastToken-r.FirstToken
 	return float64(n) / dt.Seconds(), n > 0 && dt > 0
-}
-
-func samples(rs []record.Record, get func(r *record.Record) (float64, bool)) []float64 {
-	var out []float64
-	for i := range rs {
-		if rs[i].OK() && !rs[i].Warmup {
-			if v, ok := get(&rs[i]); ok {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
-// ByConcurrency groups a run's measured closed-loop records by level.
-func ByConcurrency(recs []record.Record) map[int][]record.Record {
-	out := map[int][]record.Record{}
-	for _, r := range recs {
-		if !r.Warmup && r.Rate == 0 {
-			out[r.Concurrency] = append(out[r.Concurrency], r)
-		}
-	}
-	return out
-}
-
-// Levels lists the keys of a grouping, sorted.
-func Levels(m map[int][]record.Record) []int {
-	var out []int
-	for c := range m {
-		out = append(out, c)
-	}
-	sort.Ints(out)
-	return out
 }

@@ -100,24 +100,34 @@ func baselinesCmd(args []string, e *env) error {
 }
 
 type savedRun struct {
-	path  string
-	setup record.Setup
-	recs  []record.Record
+	path   string
+	setup  record.Setup
+	levels *analyze.Levels
 }
 
+// readRun folds a result file into its levels as it reads, so comparing
+// runs of a million requests does not hold their records.
 func readRun(path string) (savedRun, error) {
-	h, recs, _, err := results.ReadAll(path)
+	r, f, err := results.Open(path)
 	if err != nil {
 		return savedRun{}, err
 	}
-	return savedRun{path: path, setup: h.Setup, recs: recs}, nil
+	defer f.Close()
+	lv := analyze.NewLevels()
+	for r.Next() {
+		rec := r.Record()
+		lv.Add(&rec)
+	}
+	if err := r.Err(); err != nil {
+		return savedRun{}, err
+	}
+	return savedRun{path: path, setup: r.Header().Setup, levels: lv}, nil
 }
 
 func (r savedRun) stages() []summary.Stage {
-	by := analyze.ByConcurrency(r.recs)
 	var out []summary.Stage
-	for _, c := range analyze.Levels(by) {
-		out = append(out, summary.Of(by[c], c))
+	for _, c := range r.levels.Concurrencies() {
+		out = append(out, r.levels.At(c).Stage)
 	}
 	return out
 }
@@ -173,18 +183,17 @@ func compareCmd(args []string, e *env) error {
 		}
 		runs = append(runs, r)
 	}
-	a := analyze.ByConcurrency(runs[0].recs)
 	metrics := map[int][][]analyze.Metric{}
 	var levels []int
-	for _, c := range analyze.Levels(a) {
+	for _, c := range runs[0].levels.Concurrencies() {
 		row := [][]analyze.Metric{}
 		for _, r := range runs[1:] {
-			b := analyze.ByConcurrency(r.recs)[c]
-			if len(b) == 0 {
+			b := r.levels.At(c)
+			if b == nil {
 				row = nil
 				break
 			}
-			row = append(row, analyze.Pair(a[c], b, c))
+			row = append(row, analyze.Pair(runs[0].levels.At(c), b, c))
 		}
 		if row != nil {
 			levels = append(levels, c)

@@ -247,22 +247,29 @@ func printExperiment(w io.Writer, f *experiment.File, outs []outcome) {
 	fmt.Fprintln(w, head+" best |")
 	fmt.Fprintln(w, sep+"---|")
 	var verdicts []string
+	levels := make([]*analyze.Levels, len(outs))
+	for i, o := range outs {
+		levels[i] = analyze.LevelsOf(o.recs)
+	}
 	for _, c := range f.Sweep.Concurrency {
 		row := fmt.Sprintf("| %d |", c)
 		best, bestTokS := "", 0.0
-		var base []record.Record
-		for _, o := range outs {
+		var base *analyze.Level
+		for i, o := range outs {
 			if o.status != "ok" {
 				row += " FAILED |"
 				continue
 			}
-			recs := analyze.ByConcurrency(o.recs)[c]
-			s := summary.Of(recs, c)
+			lv := levels[i].At(c)
+			s := summary.Of(nil, c)
+			if lv != nil {
+				s = lv.Stage
+			}
 			cell := fmt.Sprintf("%.1f", s.AggregateTokS)
 			if base == nil {
-				base = recs
-			} else if len(recs) > 0 && len(base) > 0 {
-				m := analyze.Pair(base, recs, c)[0]
+				base = lv
+			} else if lv != nil {
+				m := analyze.Pair(base, lv, c)[0]
 				if m.Significant {
 					cell += fmt.Sprintf(" (%.2f×)", m.Ratio)
 				} else {
