@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -238,6 +239,9 @@ func seedCorpus(f *testing.F) {
 func FuzzEvents(f *testing.F) {
 	seedCorpus(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if got, want := lineEnd(in), bytes.IndexAny(in, "\r\n"); got != want {
+			t.Fatalf("lineEnd(%q) = %d, want %d", in, got, want)
+		}
 		whole := events(t, strings.NewReader(string(in)))
 		bytewise := events(t, iotest.OneByteReader(strings.NewReader(string(in))))
 		if !cmp.Equal(whole, bytewise) {

@@ -108,8 +108,22 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 	return f, ok && s.i == len(s.b)
 }
 
-// fold compares a raw key with a name as encoding/json does for ASCII keys.
-func fold(key []byte, name string) bool { return bytes.EqualFold(key, []byte(name)) }
+// fold compares a raw key with a lower-case name as encoding/json does for
+// ASCII keys (the only keys the fast path accepts): ignoring letter case.
+func fold(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // scanner walks JSON and validates it as it goes.
 type scanner struct {
@@ -122,7 +136,7 @@ type scanner struct {
 const maxDepth = 64
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+	for s.i < len(s.b) && s.b[s.i] <= ' ' && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
 		s.i++
 	}
 }
@@ -226,16 +240,25 @@ func (s *scanner) plainString() ([]byte, bool) {
 	}
 	start := s.i + 1
 	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.b[start:j], true
-		case c == '\\' || c < 0x20 || c >= 0x80:
+		if c := s.b[j]; !plain[c] {
+			if c == '"' {
+				s.i = j + 1
+				return s.b[start:j], true
+			}
 			return nil, false
 		}
 	}
 	return nil, false
 }
+
+// plain marks the bytes a plain string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // nonEmptyString reads a string or null and sets *set when it is not empty.
 func (s *scanner) nonEmptyString(set *bool) bool {

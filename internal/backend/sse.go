@@ -69,7 +69,7 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 		}
 	}
 	rest := data[skip:]
-	if i := bytes.IndexAny(rest, "\r\n"); i >= 0 {
+	if i := lineEnd(rest); i >= 0 {
 		if rest[i] == '\r' {
 			if i+1 < len(rest) {
 				if rest[i+1] == '\n' {
@@ -135,3 +135,16 @@ func (e *Events) Data() []byte { return e.data }
 
 // Err is the first read error, nil at a clean end of stream.
 func (e *Events) Err() error { return e.err }
+
+// lineEnd is the index of the first CR or LF in b, or -1: two vectorised
+// searches, where bytes.IndexAny would test every byte against a set.
+func lineEnd(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	if lf < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if cr := bytes.IndexByte(b[:lf], '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
+}
