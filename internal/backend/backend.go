@@ -126,8 +126,11 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		ResponseHeaderTimeout: 0,
 		ForceAttemptHTTP2:     false,
 		// A request's headers fit in 1 KB and a long body bypasses the
-		// buffer; thousands of idle 4 KB write buffers would not.
+		// buffer; a response's chunk headers and SSE events are read
+		// through 1 KB (longer events bypass it too). Thousands of
+		// streams with 4 KB buffers each would not fit 60 MB.
 		WriteBufferSize: 1 << 10,
+		ReadBufferSize:  1 << 10,
 	}
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext

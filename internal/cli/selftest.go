@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -108,11 +109,22 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 		// A warm-up wave opens the connections, as a normal run's does;
 		// then every stream runs perStream requests in turn.
 		perStream := max(1, (*minChunks+c**tokens-1)/(c**tokens))
+		// The bare reader runs just before and just after tokperf, so a
+		// drift in the machine's speed falls on both sides alike.
+		var bareCPU [2]time.Duration
+		var bareChunks [2]int
+		if *bare {
+			bareCPU[0], bareChunks[0] = bareRead(ctx, url, c, *tokens, perStream)
+		}
 		r.Each(ctx, runner.Stage{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
-		runtime.GC()
+		debug.FreeOSMemory() // the peak below starts from what is in use
+		peak := resetPeakRSS()
 		cpu0 := cpuTime()
 		recs := r.Stage(ctx, runner.Stage{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
 		row := selftestRow{Streams: c, Offered: float64(c) * *rate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
+		if peak {
+			row.RSSMB = peakRSSMB() // the most it held during the level, warm-up wave excluded
+		}
 		b.Close()
 		row.fill(recs, c)
 		if truth, err := fetchTrace(ctx, client, url); err == nil {
@@ -121,10 +133,15 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 			fmt.Fprintf(e.stderr, "  trace: %v\n", err)
 		}
 		if *bare && ctx.Err() == nil {
-			row.BareCPU, row.BareChunks = bareRead(ctx, url, c, *tokens, perStream)
+			bareCPU[1], bareChunks[1] = bareRead(ctx, url, c, *tokens, perStream)
+			row.BareCPU, row.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
 		}
 		rows = append(rows, row)
 		fmt.Fprintf(e.stderr, "  %s\n", row.short())
+		if row.BareChunks > 0 {
+			fmt.Fprintf(e.stderr, "  bare reader before and after: %.1f and %.1f µs per chunk\n",
+				float64(bareCPU[0].Microseconds())/float64(max(bareChunks[0], 1)), float64(bareCPU[1].Microseconds())/float64(max(bareChunks[1], 1)))
+		}
 	}
 	w.Close(ctx.Err() != nil)
 	client.CloseIdleConnections()
@@ -214,14 +231,22 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// resetPeakRSS starts a new peak for peakRSSMB (Linux: clear_refs 5).
+func resetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
+
+// peakRSSMB is the process's peak resident memory since resetPeakRSS.
+func peakRSSMB() float64 { return procStatusMB("VmHWM:") }
+
 // rssMB is the process's resident memory now, from /proc (0 elsewhere).
-func rssMB() float64 {
+func rssMB() float64 { return procStatusMB("VmRSS:") }
+
+func procStatusMB(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, field) {
 			f := strings.Fields(line)
 			if len(f) >= 2 {
 				kb, _ := strconv.ParseFloat(f[1], 64)
