@@ -369,7 +369,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		// The stage's figures are built as requests finish; the records
 		// themselves live only in the result file.
 		acc := summary.NewAcc(st.Concurrency, setup.SLO)
-		acc.Grow(st.Requests)
+		acc.Grow(min(st.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
 		r.Each(ctx, st, acc.Add)
 		s := acc.Stage()
 		s.Index = st.Index
