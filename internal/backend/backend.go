@@ -20,6 +20,7 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -197,16 +198,22 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
 		arrive.conn = nil
-		var dialStart time.Duration
+		// A dial runs on a goroutine of its own and may finish after this
+		// request took another connection, so its times are atomics and
+		// only a new connection's are kept, when it is in hand.
+		var dialStart, dialTime atomic.Int64
 		hr = hr.WithContext(httptrace.WithClientTrace(hr.Context(), &httptrace.ClientTrace{
-			ConnectStart: func(string, string) { dialStart = clock.Now() },
+			ConnectStart: func(string, string) { dialStart.Store(int64(clock.Now())) },
 			ConnectDone: func(string, string, error) {
-				if dialStart > 0 {
-					rec.Connect = clock.Now() - dialStart
+				if t := dialStart.Load(); t > 0 {
+					dialTime.Store(int64(clock.Now()) - t)
 				}
 			},
 			GotConn: func(info httptrace.GotConnInfo) {
 				rec.Sent = clock.Now()
+				if !info.Reused {
+					rec.Connect = time.Duration(dialTime.Load())
+				}
 				arrive.conn, _ = info.Conn.(*stampConn)
 			},
 		}))
