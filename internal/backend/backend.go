@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -53,8 +54,9 @@ type Config struct {
 // Backend sends requests in one protocol.
 type Backend struct {
 	cfg    Config
-	client *http.Client
-	url    string // the full URL of the generation route
+	client *http.Client // TLS and HTTP/2
+	h1     *h1Client    // plain http:// HTTP/1.1
+	url    string       // the full URL of the generation route
 	proto  protocol
 }
 
@@ -101,7 +103,33 @@ func New(cfg Config) (*Backend, error) {
 	case cfg.HTTP2:
 		client.Transport.(*http.Transport).ForceAttemptHTTP2 = true // negotiated by TLS ALPN
 	}
-	return &Backend{cfg: cfg, client: client, url: strings.TrimSuffix(cfg.URL, "/") + p.route(), proto: p}, nil
+	full, err := routeURL(cfg.URL, p.route())
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: cfg, client: client, url: full, proto: p}
+	if !cfg.HTTP2 && strings.HasPrefix(cfg.URL, "http://") {
+		h1, err := newH1Client(b.url, cfg.Conns, cfg.Dial)
+		if err != nil {
+			return nil, err
+		}
+		b.h1 = h1
+	}
+	return b, nil
+}
+
+// routeURL puts route under the base URL's path, keeping its query.
+func routeURL(base, route string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("URL %q: %v", base, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("URL %q: want http://host[:port][/path] or https://…", base)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + route
+	u.RawPath = ""
+	return u.String(), nil
 }
 
 func engineName(e string) string {
@@ -168,7 +196,12 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 func (b *Backend) Route() string { return b.proto.route() }
 
 // Close releases idle connections.
-func (b *Backend) Close() { b.client.CloseIdleConnections() }
+func (b *Backend) Close() {
+	b.client.CloseIdleConnections()
+	if b.h1 != nil {
+		b.h1.closeIdle()
+	}
+}
 
 // Do sends req and fills rec; it never returns an error: failures are the
 // record's status.
@@ -179,8 +212,12 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		rec.Status, rec.Error = record.StatusHTTPError, err.Error()
 		return
 	}
-	var resp *http.Response
 	arrive := &arrivals{clock: clock, base: stampEpoch.Sub(clock.Start())}
+	if b.h1 != nil {
+		b.doH1(ctx, clock, body, arrive, &req, rec)
+		return
+	}
+	var resp *http.Response
 	for attempt := 0; ; attempt++ {
 		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
 		if err != nil {
@@ -233,27 +270,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	defer resp.Body.Close()
-	rec.FirstByte = arrive.Now()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		rec.Done = clock.Now()
-		rec.Status, rec.HTTPCode = record.StatusHTTPError, resp.StatusCode
-		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
-		return
-	}
-	rec.HTTPCode = resp.StatusCode
-	if rec.Chunks == nil {
-		// One chunk per token at most, plus one: no regrowth on the hot path.
-		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
-	}
-	if b.cfg.KeepText {
-		var text strings.Builder
-		b.proto.read(resp.Body, arrive, rec, &text)
-		rec.Text = text.String()
-	} else {
-		b.proto.read(resp.Body, arrive, rec, nil)
-	}
-	rec.Done = clock.Now()
+	b.response(resp.StatusCode, resp.Body, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows: read
 	// it, so the connection goes back to the pool instead of being closed
 	// and redialled. A failed stream is cut off instead.
@@ -262,6 +279,94 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
+	}
+}
+
+// response reads a response whose head has come: the message of a failed
+// one, else the stream into rec.
+func (b *Backend) response(code int, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+	rec.FirstByte = arrive.Now()
+	if code/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(body, 512))
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusHTTPError, code
+		rec.Error = fmt.Sprintf("HTTP %d: %s", code, strings.TrimSpace(string(msg)))
+		return
+	}
+	rec.HTTPCode = code
+	if rec.Chunks == nil {
+		// One chunk per token at most, plus one: no regrowth on the hot path.
+		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
+	}
+	if b.cfg.KeepText {
+		var text strings.Builder
+		b.proto.read(body, arrive, rec, &text)
+		rec.Text = text.String()
+	} else {
+		b.proto.read(body, arrive, rec, nil)
+	}
+	rec.Done = clock.Now()
+}
+
+// doH1 is Do over the lean HTTP/1.1 client.
+func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arrive *arrivals, req *record.Request, rec *record.Record) {
+	wire := b.h1.request(body, rec.ID, b.cfg.APIKey)
+	for attempt := 0; ; attempt++ {
+		rec.Sent = clock.Now()
+		c, dialed, err := b.h1.get(ctx, attempt > 0)
+		if err != nil {
+			rec.Done = clock.Now()
+			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.url, err))
+			return
+		}
+		// Sent is stamped when the connection is in hand, just before the
+		// request is written; the wait for it is the client's own queue.
+		rec.Sent = clock.Now()
+		if dialed > 0 {
+			rec.Connect = dialed
+		}
+		arrive.conn = c.stamp
+		// A cancelled request is cut off by a deadline in the past: every
+		// read or write on the connection returns at once.
+		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+		in := c.in
+		_, err = c.nc.Write(wire)
+		var h h1Head
+		if err == nil {
+			h, err = c.head()
+		}
+		if err != nil {
+			stop()
+			c.nc.Close()
+			// A kept-alive connection the server closed fails before any
+			// response byte: safe to retry once on a new one (servers close
+			// idle keep-alives); the retry is counted, never hidden.
+			if attempt == 0 && dialed == 0 && c.in == in && ctx.Err() == nil {
+				rec.Retries++
+				continue
+			}
+			rec.Done = clock.Now()
+			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.url, err))
+			return
+		}
+		rb := newH1Body(c, h)
+		b.response(h.code, rb, clock, arrive, req, rec)
+		// After a normal end only the chunked body's terminator follows (an
+		// error's body is short): read it, so the connection goes back to
+		// the pool instead of being closed and redialled. A failed stream
+		// is cut off instead.
+		if rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError {
+			io.Copy(io.Discard, io.LimitReader(rb, 4<<10))
+		}
+		if stop() && rb.Done() && !h.close {
+			b.h1.put(c)
+		} else {
+			c.nc.Close()
+		}
+		if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
+			fail(ctx, rec, err)
+		}
+		return
 	}
 }
 

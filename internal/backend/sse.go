@@ -24,11 +24,15 @@ const maxEvent = 64 << 20
 type Events struct {
 	sc       *bufio.Scanner
 	src      countingReader
+	counter  readCounter // src, or the body when it counts its own reads
 	data     []byte
 	skipLF   bool // the last line ended in CR: a following LF belongs to it
 	buffered bool
 	err      error
 }
+
+// readCounter is a reader that counts its reads from the connection.
+type readCounter interface{ Reads() int }
 
 // countingReader counts the reads from the connection, to tell an event
 // that needed one from an event that was already waiting in the buffer.
@@ -42,11 +46,20 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+func (c *countingReader) Reads() int { return c.n }
+
 // NewEvents reads events from r. Its buffer starts small (thousands of
 // streams each hold one) and grows for long events.
 func NewEvents(r io.Reader) *Events {
 	e := &Events{src: countingReader{r: r}}
-	e.sc = bufio.NewScanner(&e.src)
+	var src io.Reader = &e.src
+	e.counter = &e.src
+	if rc, ok := r.(readCounter); ok {
+		// The lean client's body knows its reads from the connection, not
+		// just the calls made to it.
+		src, e.counter = r, rc
+	}
+	e.sc = bufio.NewScanner(src)
 	e.sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
 	e.sc.Split(e.split)
 	return e
@@ -97,8 +110,8 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 func (e *Events) Next() bool {
 	e.data = e.data[:0]
 	has := false
-	reads := e.src.n
-	defer func() { e.buffered = reads > 0 && e.src.n == reads }()
+	reads := e.counter.Reads()
+	defer func() { e.buffered = reads > 0 && e.counter.Reads() == reads }()
 	for e.sc.Scan() {
 		line := e.sc.Bytes()
 		if len(line) == 0 {

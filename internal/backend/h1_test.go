@@ -1,0 +1,554 @@
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// readConn is a connection that only reads, from r.
+type readConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c readConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func testConn(r io.Reader) *h1Conn {
+	return &h1Conn{nc: readConn{r: r}, buf: make([]byte, h1BufSize)}
+}
+
+// randomReads returns what r holds in reads of 1 to max bytes.
+type randomReads struct {
+	r   io.Reader
+	rnd *rand.Rand
+	max int
+}
+
+func (s *randomReads) Read(p []byte) (int, error) {
+	n := 1 + s.rnd.IntN(s.max)
+	return s.r.Read(p[:min(n, len(p))])
+}
+
+// chunked frames body as HTTP/1.1 chunks of random sizes, some with
+// extensions and upper-case hex, and ends it with trailers.
+func chunked(body []byte, rnd *rand.Rand) []byte {
+	var b bytes.Buffer
+	for len(body) > 0 {
+		n := min(len(body), 1+rnd.IntN(300))
+		size := fmt.Sprintf("%x", n)
+		if rnd.IntN(2) == 0 {
+			size = strings.ToUpper(size)
+		}
+		b.WriteString(size)
+		if rnd.IntN(4) == 0 {
+			b.WriteString(";ext=1")
+		}
+		b.WriteString("\r\n")
+		b.Write(body[:n])
+		b.WriteString("\r\n")
+		body = body[n:]
+	}
+	b.WriteString("0\r\n")
+	if rnd.IntN(2) == 0 {
+		b.WriteString("X-Trailer: t\r\n")
+	}
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// Every body comes back byte for byte whatever the chunking and however
+// the bytes are split into reads, and the next response on the connection
+// starts where this one ended.
+func FuzzH1Body(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"text\":\" a\"}]}\n\n"), uint64(1), uint8(3))
+	f.Add([]byte{}, uint64(2), uint8(1))
+	f.Add(bytes.Repeat([]byte("x\r\n0\r\n\r\n"), 500), uint64(3), uint8(200))
+	f.Fuzz(checkH1Body)
+}
+
+func checkH1Body(t *testing.T, body []byte, seed uint64, maxRead uint8) {
+	{
+		rnd := rand.New(rand.NewPCG(seed, seed^0x9e37))
+		for _, framing := range []string{"chunked", "length", "close"} {
+			var in bytes.Buffer
+			switch framing {
+			case "chunked":
+				in.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+				in.Write(chunked(body, rnd))
+			case "length":
+				fmt.Fprintf(&in, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
+				in.Write(body)
+			case "close":
+				in.WriteString("HTTP/1.1 200 OK\r\n\r\n")
+				in.Write(body)
+			}
+			if framing != "close" {
+				in.WriteString("HTTP/1.1 204 No Content\r\n\r\n")
+			}
+			c := testConn(&randomReads{r: &in, rnd: rnd, max: int(maxRead) + 1})
+			h, err := c.head()
+			if err != nil {
+				t.Fatalf("%s: head: %v", framing, err)
+			}
+			b := newH1Body(c, h)
+			got, err := io.ReadAll(iotest.OneByteReader(b))
+			if err != nil {
+				t.Fatalf("%s: body: %v", framing, err)
+			}
+			if !bytes.Equal(got, body) {
+				t.Fatalf("%s: body %q, want %q", framing, got, body)
+			}
+			if !b.Done() || h.close != (framing == "close") {
+				t.Fatalf("%s: done %v, close %v", framing, b.Done(), h.close)
+			}
+			if framing != "close" {
+				if h, err := c.head(); err != nil || h.code != 204 {
+					t.Fatalf("%s: the next response: %d %v", framing, h.code, err)
+				}
+			}
+		}
+	}
+}
+
+func TestH1Head(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		code     int
+		chunked  bool
+		length   int64
+		close    bool
+		err      string
+	}{
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 200, true, -1, false, ""},
+		{"chunked wins over a length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\ntransfer-encoding: Chunked\r\n\r\n", 200, true, -1, false, ""},
+		{"length", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 11\r\n\r\n", 503, false, 11, false, ""},
+		{"to the end", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n", 200, false, -1, true, ""},
+		{"Connection: close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", 200, false, 0, true, ""},
+		{"HTTP/1.0 closes", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n", 200, false, 2, true, ""},
+		{"HTTP/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\n", 200, false, 2, false, ""},
+		{"LF only, no reason", "HTTP/1.1 200\nContent-Length: 0\n\n", 200, false, 0, false, ""},
+		{"100 Continue skipped", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, false, 0, false, ""},
+		{"204 has no body", "HTTP/1.1 204 No Content\r\n\r\n", 204, false, 0, false, ""},
+		{"not HTTP", "SSH-2.0-OpenSSH\r\n\r\n", 0, false, 0, false, `malformed response: status line "SSH-2.0-OpenSSH"`},
+		{"bad code", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, 0, false, "malformed response: status line"},
+		{"header without colon", "HTTP/1.1 200 OK\r\nbroken\r\n\r\n", 0, false, 0, false, `malformed response: header line "broken"`},
+		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n", 0, false, 0, false, "malformed response: Content-Length"},
+		{"headers too long", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", 0, false, 0, false, "headers over 64 KB"},
+		{"many headers too long", "HTTP/1.1 200 OK\r\n" + strings.Repeat("X: "+strings.Repeat("a", 1000)+"\r\n", 70) + "\r\n", 0, false, 0, false, "headers over 64 KB"},
+		{"cut in the headers", "HTTP/1.1 200 OK\r\nContent-Le", 0, false, 0, false, "EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+				h, err := testConn(r).head()
+				if tc.err != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.err) {
+						t.Fatalf("error %v, want one with %q", err, tc.err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.code != tc.code || h.chunked != tc.chunked || h.length != tc.length || h.close != tc.close {
+					t.Fatalf("got code %d chunked %v length %d close %v", h.code, h.chunked, h.length, h.close)
+				}
+			}
+		})
+	}
+}
+
+func TestH1BodyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, head, body, err string
+	}{
+		{"cut in a chunk", "Transfer-Encoding: chunked", "10\r\nabc", "unexpected EOF"},
+		{"cut before the last chunk", "Transfer-Encoding: chunked", "3\r\nabc\r\n", "unexpected EOF"},
+		{"cut in the trailers", "Transfer-Encoding: chunked", "3\r\nabc\r\n0\r\nX: y\r\n", "unexpected EOF"},
+		{"bad chunk size", "Transfer-Encoding: chunked", "zz\r\nabc\r\n", `chunk size "zz"`},
+		{"no CRLF after the data", "Transfer-Encoding: chunked", "3\r\nabcdef\r\n", `"def" after a chunk's data`},
+		{"size out of range", "Transfer-Encoding: chunked", "1000000000000000\r\n", "chunk size"},
+		{"short of its length", "Content-Length: 10", "abc", "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConn(strings.NewReader("HTTP/1.1 200 OK\r\n" + tc.head + "\r\n\r\n" + tc.body))
+			h, err := c.head()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newH1Body(c, h)
+			_, err = io.ReadAll(b)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want one with %q", err, tc.err)
+			}
+			if b.Done() {
+				t.Error("a broken body reads as done")
+			}
+		})
+	}
+}
+
+// sseServer streams n completion chunks per request, counting the
+// connections it accepted; check sees each request.
+func sseServer(t *testing.T, n int, check func(r *http.Request, body []byte)) (*httptest.Server, *atomic.Int64) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if check != nil {
+			check(r, body)
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i := range n {
+			finish := "null"
+			if i == n-1 {
+				finish = `"length"`
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\" t\",\"finish_reason\":%s}]}\n\n", finish)
+			fl.Flush()
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+// The request on the wire is what the server expects: the route under the
+// URL's path, the query, the headers, and the protocol's JSON body.
+func TestH1Request(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv, _ := sseServer(t, 2, func(r *http.Request, body []byte) {
+		var v map[string]any
+		err := json.Unmarshal(body, &v)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, fmt.Sprintf("%s %s host=%v ct=%s accept=%s id=%s auth=%s len=%d json=%v prompt=%v",
+			r.Method, r.URL.RequestURI(), r.Host == strings.TrimPrefix(srvURL(r), "http://"), r.Header.Get("Content-Type"), r.Header.Get("Accept"),
+			r.Header.Get("X-Request-Id"), r.Header.Get("Authorization"), r.ContentLength, err == nil, v["prompt"]))
+	})
+	b, err := New(Config{URL: srv.URL + "/prefix/?tenant=a", Endpoint: "completions", Model: "m", APIKey: "k", Conns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.h1 == nil {
+		t.Fatal("an http:// URL does not use the lean client")
+	}
+	defer b.Close()
+	rec := record.New(7)
+	b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "hello", MaxTokens: 2}, &rec)
+	if !rec.OK() || len(rec.Chunks) != 2 {
+		t.Fatalf("status %q %s, %d chunks", rec.Status, rec.Error, len(rec.Chunks))
+	}
+	// The query belongs to the base URL, the route is appended to its path.
+	want := "POST /prefix/v1/completions?tenant=a host=true ct=application/json accept=text/event-stream id=tokperf-7 auth=Bearer k len="
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], "json=true prompt=hello") {
+		t.Errorf("the server saw %q, want %q… json=true prompt=hello", got, want)
+	}
+}
+
+func srvURL(r *http.Request) string {
+	return "http://" + r.Context().Value(http.LocalAddrContextKey).(net.Addr).String()
+}
+
+// Connections are kept alive and shared: 200 requests from 8 streams open
+// at most 8 connections, and every record is whole.
+func TestH1KeepAlive(t *testing.T) {
+	srv, conns := sseServer(t, 5, nil)
+	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 8})
+	defer b.Close()
+	clock := record.NewClock()
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	var connected atomic.Int64
+	for s := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				rec := record.New(s*100 + i)
+				b.Do(t.Context(), clock, record.Request{Prompt: "x", MaxTokens: 5}, &rec)
+				if !rec.OK() || len(rec.Chunks) != 5 || rec.OutputTokens != 5 || rec.Retries != 0 {
+					bad.Add(1)
+					t.Logf("request %d: %s %s, %d chunks", rec.ID, rec.Status, rec.Error, len(rec.Chunks))
+				}
+				if rec.Connect > 0 {
+					connected.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if bad.Load() > 0 || conns.Load() > 8 || connected.Load() != conns.Load() {
+		t.Errorf("%d bad records, %d connections opened, %d records with a connect time: want 0, at most 8, one per connection", bad.Load(), conns.Load(), connected.Load())
+	}
+}
+
+// A server that closes every connection (Connection: close, or HTTP/1.0
+// without a length) is still read right, on a new connection each time.
+func TestH1ServerCloses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := accepted.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				events := "data: {\"choices\":[{\"text\":\" a\"}]}\n\ndata: {\"choices\":[{\"text\":\" b\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+				if n%2 == 0 {
+					fmt.Fprintf(c, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n%s", events)
+				} else {
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(events), events)
+				}
+			}()
+		}
+	}()
+	b, _ := New(Config{URL: "http://" + ln.Addr().String(), Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	for i := range 6 {
+		rec := record.New(i)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 2}, &rec)
+		if !rec.OK() || rec.OutputTokens != 2 || rec.Retries != 0 {
+			t.Fatalf("request %d: %s %s, %d tokens, %d retries", i, rec.Status, rec.Error, rec.OutputTokens, rec.Retries)
+		}
+	}
+	if accepted.Load() != 6 {
+		t.Errorf("%d connections for 6 requests to a server that closes each", accepted.Load())
+	}
+}
+
+// An HTTP error keeps its message and its connection.
+func TestH1HTTPError(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded, retry later", http.StatusServiceUnavailable)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	for i := range 3 {
+		rec := record.New(i)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 2}, &rec)
+		if rec.Status != record.StatusHTTPError || rec.HTTPCode != 503 || rec.Error != "HTTP 503: overloaded, retry later" {
+			t.Fatalf("status %q code %d error %q", rec.Status, rec.HTTPCode, rec.Error)
+		}
+	}
+	if conns.Load() != 1 {
+		t.Errorf("%d connections for 3 errors with a body: want 1", conns.Load())
+	}
+}
+
+// A cancelled request stops at once mid-stream, keeps the chunks it read,
+// and its connection is not reused; a dead address fails naming the URL.
+func TestH1CancelAndDial(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\" a\"}]}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	rec := record.New(0)
+	start := time.Now()
+	b.Do(ctx, record.NewClock(), record.Request{Prompt: "x", MaxTokens: 5}, &rec)
+	if took := time.Since(start); rec.Status != record.StatusCancelled || len(rec.Chunks) != 1 || took > 5*time.Second {
+		t.Errorf("status %q (%s), %d chunks, after %v: want cancelled with the one chunk, soon", rec.Status, rec.Error, len(rec.Chunks), took)
+	}
+	b.h1.mu.Lock()
+	n := len(b.h1.idle)
+	b.h1.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d idle connections after a cut stream", n)
+	}
+
+	dead, _ := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", Conns: 1})
+	rec = record.New(1)
+	dead.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 5}, &rec)
+	if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "POST http://127.0.0.1:1/v1/completions") {
+		t.Errorf("dead address: status %q error %q", rec.Status, rec.Error)
+	}
+}
+
+func TestH1BadURL(t *testing.T) {
+	for _, u := range []string{"http://", "http://[::1", "http://host:port/"} {
+		if _, err := New(Config{URL: u, Endpoint: "completions"}); err == nil || !strings.Contains(err.Error(), "URL") {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}
+
+// response is n completion events as one chunked HTTP/1.1 response, each
+// event in its own chunk, as a streaming server flushes them.
+func response(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for i := range n {
+		finish := "null"
+		if i == n-1 {
+			finish = `"length"`
+		}
+		ev := fmt.Sprintf(`data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" word","logprobs":null,"finish_reason":%s}],"usage":{"prompt_tokens":128,"completion_tokens":%d,"total_tokens":1}}`+"\n\n", finish, i+1)
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", len(ev), ev)
+	}
+	b.WriteString("e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+	return b.Bytes()
+}
+
+// The read path per event, from the connection's bytes to the SSE event:
+// the lean client against net/http's response reader (which a real
+// net/http client wraps in a few more layers still).
+func BenchmarkResponseRead(b *testing.B) {
+	in := response(1000)
+	count := func(b *testing.B, body io.Reader) {
+		ev := NewEvents(body)
+		n := 0
+		for ev.Next() {
+			n++
+		}
+		if n != 1001 || ev.Err() != nil {
+			b.Fatal(n, ev.Err())
+		}
+	}
+	b.Run("lean", func(b *testing.B) {
+		r := bytes.NewReader(in)
+		c := testConn(r)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(in)
+			c.r, c.w = 0, 0
+			h, err := c.head()
+			if err != nil {
+				b.Fatal(err)
+			}
+			count(b, newH1Body(c, h))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/event")
+	})
+	b.Run("net/http", func(b *testing.B) {
+		r := bytes.NewReader(in)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(in)
+			resp, err := http.ReadResponse(bufio.NewReaderSize(r, 1<<10), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			count(b, resp.Body)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/event")
+	})
+}
+
+// cannedServer answers every request on a connection with resp, over
+// loopback, as fast as it can.
+func cannedServer(b *testing.B, resp []byte) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// A whole request, 50 events, over loopback against a server that answers
+// at once: the lean client against net/http in the same Backend (the
+// server's cost is the same on both sides).
+func BenchmarkDo(b *testing.B) {
+	url := cannedServer(b, response(50))
+	for _, lean := range []bool{true, false} {
+		name := map[bool]string{true: "lean", false: "net/http"}[lean]
+		b.Run(name, func(b *testing.B) {
+			be, err := New(Config{URL: url, Endpoint: "completions", Conns: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			if !lean {
+				be.h1 = nil
+			}
+			clock := record.NewClock()
+			chunks := make([]record.Chunk, 0, 51)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := record.New(0)
+				rec.Chunks = chunks[:0]
+				be.Do(b.Context(), clock, record.Request{Prompt: "x", MaxTokens: 50}, &rec)
+				if !rec.OK() || len(rec.Chunks) != 50 {
+					b.Fatal(rec.Status, rec.Error, len(rec.Chunks))
+				}
+			}
+		})
+	}
+}
