@@ -100,6 +100,13 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (c *h1Conn, dialed time.
 			c = nil
 		}
 		h.mu.Unlock()
+		// Servers close keep-alives idle for a few seconds (uvicorn after
+		// 5 s): such a connection is dropped here, not found dead after
+		// the request was written.
+		if c != nil && now.Sub(c.idleAt) > 100*time.Millisecond && closedByPeer(c.nc) {
+			c.nc.Close()
+			c = nil
+		}
 		if c != nil {
 			return c, 0, nil
 		}

@@ -552,3 +552,26 @@ func BenchmarkDo(b *testing.B) {
 		})
 	}
 }
+
+// A server that closes keep-alives idle for 50 ms (as uvicorn does after
+// 5 s): the next request finds the connection gone before it is sent, and
+// dials a new one without a failure or a retry.
+func TestH1IdleClosedByServer(t *testing.T) {
+	srv, conns := sseServer(t, 2, nil)
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	for i := range 4 {
+		if i > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		rec := record.New(i)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 2}, &rec)
+		if !rec.OK() || rec.Retries != 0 || rec.Connect == 0 {
+			t.Fatalf("request %d: %s %s, %d retries, connect %v: want a clean request on a new connection", i, rec.Status, rec.Error, rec.Retries, rec.Connect)
+		}
+	}
+	if conns.Load() != 4 {
+		t.Errorf("%d connections", conns.Load())
+	}
+}

@@ -128,3 +128,31 @@ func (c *stampConn) RemoteAddr() net.Addr               { return c.tcp.RemoteAdd
 func (c *stampConn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
 func (c *stampConn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
 func (c *stampConn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+
+// closedByPeer reports whether an idle connection was closed by the
+// server (or holds bytes no request asked for): one peek that never
+// waits, so a request is not sent on a connection already gone.
+func closedByPeer(c net.Conn) bool {
+	var raw syscall.RawConn
+	switch c := c.(type) {
+	case *stampConn:
+		raw = c.raw
+	case *net.TCPConn:
+		r, err := c.SyscallConn()
+		if err != nil {
+			return false
+		}
+		raw = r
+	default:
+		return false
+	}
+	var b [1]byte
+	var err error
+	if raw.Control(func(fd uintptr) {
+		_, _, err = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	}) != nil {
+		return true
+	}
+	// EOF (0 bytes, no error), stray bytes, or an error: not reusable.
+	return err != syscall.EAGAIN
+}

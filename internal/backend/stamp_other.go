@@ -15,3 +15,7 @@ var stampEpoch = time.Now()
 func withStamps(c net.Conn) net.Conn { return c }
 
 func (c *stampConn) Arrived() (time.Duration, bool) { return 0, false }
+
+// closedByPeer is not known here: a request sent on a closed connection
+// is retried once instead.
+func closedByPeer(net.Conn) bool { return false }
