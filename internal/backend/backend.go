@@ -330,10 +330,12 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 		// read or write on the connection returns at once.
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
 		in := c.in
-		_, err = c.nc.Write(wire)
-		var h h1Head
-		if err == nil {
-			h, err = c.head()
+		_, werr := c.nc.Write(wire)
+		// The head is read even after a failed write: a server may answer
+		// early (413) and close before taking the whole request.
+		h, err := c.head()
+		if err != nil && werr != nil {
+			err = werr
 		}
 		if err != nil {
 			stop()

@@ -122,11 +122,12 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (c *h1Conn, dialed time.
 	return c, max(time.Since(start), 1), nil
 }
 
-// put returns a connection whose response was read to its end.
+// put returns a connection whose response was read to its end; one
+// holding bytes past it is closed instead.
 func (h *h1Client) put(c *h1Conn) {
 	c.idleAt = time.Now()
 	h.mu.Lock()
-	if len(h.idle) < h.maxIdle {
+	if len(h.idle) < h.maxIdle && c.r == c.w {
 		h.idle = append(h.idle, c)
 		c = nil
 	}
@@ -343,10 +344,11 @@ type h1Body struct {
 	left    int64 // bytes left in the chunk or body; -1: to the connection's end
 	inChunk bool  // a chunk's data was read: its CRLF follows
 	err     error // sticky: io.EOF at the clean end
+	reads0  int   // the connection's reads before the body
 }
 
 func newH1Body(c *h1Conn, h h1Head) *h1Body {
-	b := &h1Body{c: c, chunked: h.chunked, left: h.length}
+	b := &h1Body{c: c, chunked: h.chunked, left: h.length, reads0: c.reads}
 	if h.chunked {
 		b.left = 0
 	} else if h.length == 0 {
@@ -355,9 +357,10 @@ func newH1Body(c *h1Conn, h h1Head) *h1Body {
 	return b
 }
 
-// Reads is the number of reads from the connection so far (the SSE
-// scanner tells from it whether an event was already waiting).
-func (b *h1Body) Reads() int { return b.c.reads }
+// Reads is the number of reads from the connection since the body began
+// (the SSE scanner tells from it whether an event was already waiting; a
+// first event that came with the headers was not).
+func (b *h1Body) Reads() int { return b.c.reads - b.reads0 }
 
 // Done reports whether the body was read to its clean end.
 func (b *h1Body) Done() bool { return b.err == io.EOF }

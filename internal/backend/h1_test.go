@@ -346,6 +346,11 @@ func TestH1ServerCloses(t *testing.T) {
 		if !rec.OK() || rec.OutputTokens != 2 || rec.Retries != 0 {
 			t.Fatalf("request %d: %s %s, %d tokens, %d retries", i, rec.Status, rec.Error, rec.OutputTokens, rec.Retries)
 		}
+		// Head and events came in one write: the first event came with the
+		// head (not late), the second was waiting behind it.
+		if rec.Buffered != 1 {
+			t.Errorf("request %d: %d buffered chunks, want 1", i, rec.Buffered)
+		}
 	}
 	if accepted.Load() != 6 {
 		t.Errorf("%d connections for 6 requests to a server that closes each", accepted.Load())
@@ -573,5 +578,36 @@ func TestH1IdleClosedByServer(t *testing.T) {
 	}
 	if conns.Load() != 4 {
 		t.Errorf("%d connections", conns.Load())
+	}
+}
+
+// A server that refuses a request before reading its body (413) and
+// closes: the client's write fails, and the answer is still what the
+// record shows.
+func TestH1EarlyAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		msg := "prompt too long"
+		fmt.Fprintf(c, "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
+		time.Sleep(100 * time.Millisecond) // then close with the body unread: a reset
+	}()
+	b, _ := New(Config{URL: "http://" + ln.Addr().String(), Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	rec := record.New(0)
+	b.Do(t.Context(), record.NewClock(), record.Request{Prompt: strings.Repeat("word ", 8<<20), MaxTokens: 2}, &rec)
+	if rec.Status != record.StatusHTTPError || rec.HTTPCode != 413 || rec.Error != "HTTP 413: prompt too long" || rec.Retries != 0 {
+		t.Errorf("status %q code %d error %q retries %d", rec.Status, rec.HTTPCode, rec.Error, rec.Retries)
 	}
 }

@@ -28,6 +28,7 @@ type Events struct {
 	data     []byte
 	skipLF   bool // the last line ended in CR: a following LF belongs to it
 	buffered bool
+	started  bool // Next was called before
 	err      error
 }
 
@@ -111,7 +112,10 @@ func (e *Events) Next() bool {
 	e.data = e.data[:0]
 	has := false
 	reads := e.counter.Reads()
-	defer func() { e.buffered = reads > 0 && e.counter.Reads() == reads }()
+	first := !e.started
+	e.started = true
+	// The first event is never late: it is what the client waited for.
+	defer func() { e.buffered = !first && e.counter.Reads() == reads }()
 	for e.sc.Scan() {
 		line := e.sc.Bytes()
 		if len(line) == 0 {
