@@ -139,9 +139,19 @@ func SummarizeGPUs(all []GPUSample, from, to time.Duration) GPUStage {
 		ss := by[i]
 		sort.Slice(ss, func(a, b int) bool { return ss[a].At < ss[b].At })
 		st.Names = append(st.Names, ss[0].Name)
+		// Before its first sample and after its last, a GPU is held at
+		// the power it reported nearest (nvidia-smi starts late and
+		// samples once a second): an uncovered edge would count as 0 W.
+		pw := ss
+		if first := ss[0]; first.At > from {
+			pw = append([]GPUSample{{At: from, PowerW: first.PowerW}}, pw...)
+		}
+		if last := ss[len(ss)-1]; last.At < to {
+			pw = append(pw[:len(pw):len(pw)], GPUSample{At: to, PowerW: last.PowerW})
+		}
 		e := 0.0
-		for k := 1; k < len(ss); k++ {
-			a, b := ss[k-1], ss[k]
+		for k := 1; k < len(pw); k++ {
+			a, b := pw[k-1], pw[k]
 			lo, hi := max(a.At, from), min(b.At, to)
 			if hi <= lo || b.At == a.At {
 				continue

@@ -91,6 +91,12 @@ func TestGPUEnergy(t *testing.T) {
 	if g := SummarizeGPUs(samples, 1100*time.Millisecond, 1200*time.Millisecond); math.Abs(g.PerGPUJ[0]-10) > 1e-6 {
 		t.Errorf("100 W for 0.1 s: %v J", g.PerGPUJ[0])
 	}
+	// Samples that begin after the window does and end before it: the
+	// edges are held at the nearest reading, not counted as 0 W.
+	late := []GPUSample{{At: 1500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 100}, {At: 2500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 300}}
+	if g := SummarizeGPUs(late, time.Second, 3*time.Second); math.Abs(g.EnergyJ-(50+200+150)) > 1e-6 || math.Abs(g.PowerW-200) > 1e-6 {
+		t.Errorf("edges held: %v J, %v W; want 400 J, 200 W", g.EnergyJ, g.PowerW)
+	}
 }
 
 func TestParseGPULine(t *testing.T) {
