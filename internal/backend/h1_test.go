@@ -205,7 +205,7 @@ func TestH1BodyErrors(t *testing.T) {
 
 // sseServer streams n completion chunks per request, counting the
 // connections it accepted; check sees each request.
-func sseServer(t *testing.T, n int, check func(r *http.Request, body []byte)) (*httptest.Server, *atomic.Int64) {
+func sseServer(t *testing.T, n int, check func(r *http.Request, body []byte), configure ...func(*http.Server)) (*httptest.Server, *atomic.Int64) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -228,6 +228,9 @@ func sseServer(t *testing.T, n int, check func(r *http.Request, body []byte)) (*
 		if s == http.StateNew {
 			conns.Add(1)
 		}
+	}
+	for _, f := range configure {
+		f(srv.Config)
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -562,8 +565,7 @@ func BenchmarkDo(b *testing.B) {
 // 5 s): the next request finds the connection gone before it is sent, and
 // dials a new one without a failure or a retry.
 func TestH1IdleClosedByServer(t *testing.T) {
-	srv, conns := sseServer(t, 2, nil)
-	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv, conns := sseServer(t, 2, nil, func(s *http.Server) { s.IdleTimeout = 50 * time.Millisecond })
 	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
 	defer b.Close()
 	for i := range 4 {
