@@ -20,10 +20,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/experiment"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
 	"github.com/tokperf/tokperf/internal/sim"
@@ -166,7 +166,7 @@ func startSimProcess(ctx context.Context, profile string) (string, func(), error
 		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0")
 		cmd.Dir = moduleRoot()
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	experiment.OwnGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err
@@ -177,13 +177,13 @@ func startSimProcess(ctx context.Context, profile string) (string, func(), error
 		return "", nil, fmt.Errorf("starting the simulator: %w", err)
 	}
 	stop := func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		experiment.SignalGroup(cmd.Process, false)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			experiment.SignalGroup(cmd.Process, true)
 			<-done
 		}
 	}
@@ -223,12 +223,6 @@ func moduleRoot() string {
 		}
 	}
 	return dir
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resetPeakRSS starts a new peak for peakRSSMB (Linux: clear_refs 5).

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/yamlfile"
@@ -157,7 +156,7 @@ func Start(c Config, dir string) (*Process, error) {
 	}
 	var cmd *exec.Cmd
 	if c.Shell {
-		cmd = exec.Command("/bin/sh", "-c", args[0])
+		cmd = shellCommand(args[0])
 	} else {
 		cmd = exec.Command(args[0], args[1:]...)
 	}
@@ -166,7 +165,7 @@ func Start(c Config, dir string) (*Process, error) {
 	for k, v := range c.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	OwnGroup(cmd)
 	logPath := filepath.Join(dir, safe(c.Name)+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -215,16 +214,15 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // returns how long the group took to end.
 func (p *Process) Stop(grace time.Duration) time.Duration {
 	start := time.Now()
-	pgid := p.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	SignalGroup(p.cmd.Process, false)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		SignalGroup(p.cmd.Process, true)
 		<-p.done
 	}
 	// Children that outlived their leader go too.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	SignalGroup(p.cmd.Process, true)
 	return time.Since(start)
 }
 
