@@ -75,13 +75,21 @@ func TestWarnings(t *testing.T) {
 		{"short output", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 500, EffectiveConcurrency: 1}, Context{OutputTokens: 1000, IgnoreEOS: true}, "short_output"},
 		{"cached prompts", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 1000, CachedTokens: 500, EffectiveConcurrency: 1}, Context{}, "prefix_cache"},
 		{"reasoning only", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, NoContent: 2, EffectiveConcurrency: 1}, Context{}, "no_content"},
-		{"late client", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3}, EffectiveConcurrency: 1}, Context{}, "client_lag"},
+		{"late client", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3, Mean: 1}, E2E: stats.Dist{Mean: 40}, EffectiveConcurrency: 1}, Context{}, "client_lag"},
+		// 3 ms before 8-second requests: the load fell by 0.01%, no warning.
+		{"late client, long requests", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3, Mean: 1}, E2E: stats.Dist{Mean: 8000}, EffectiveConcurrency: 1}, Context{}, ""},
 		{"buffered chunks", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, BufferedShare: 0.3, EffectiveConcurrency: 1}, Context{}, "client_lag"},
 		{"capped", summary.Stage{Concurrency: 32, OK: 4, Requests: 4, EffectiveConcurrency: 20}, Context{}, "effective_concurrency"},
 		{"estimated tokens", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, EffectiveConcurrency: 1, OutputSources: map[record.TokenSource]int{record.SourceChunks: 4}}, Context{}, "token_source"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := Warnings([]summary.Stage{tc.stage}, tc.ctx)
+			if tc.check == "" {
+				if len(ws) != 0 {
+					t.Errorf("warnings %v, want none", ws)
+				}
+				return
+			}
 			if len(ws) != 1 || ws[0].Check != tc.check {
 				t.Errorf("warnings %v, want exactly one %s", ws, tc.check)
 			}
