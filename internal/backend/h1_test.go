@@ -499,7 +499,7 @@ func BenchmarkResponseRead(b *testing.B) {
 
 // cannedServer answers every request on a connection with resp, over
 // loopback, as fast as it can.
-func cannedServer(b *testing.B, resp []byte) string {
+func cannedServer(b testing.TB, resp []byte) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -611,5 +611,74 @@ func TestH1EarlyAnswer(t *testing.T) {
 	b.Do(t.Context(), record.NewClock(), record.Request{Prompt: strings.Repeat("word ", 8<<20), MaxTokens: 2}, &rec)
 	if rec.Status != record.StatusHTTPError || rec.HTTPCode != 413 || rec.Error != "HTTP 413: prompt too long" || rec.Retries != 0 {
 		t.Errorf("status %q code %d error %q retries %d", rec.Status, rec.HTTPCode, rec.Error, rec.Retries)
+	}
+}
+
+// The real servers' captured heads and streams, framed in chunks as they
+// sent them and served over loopback, give the lean client the records
+// the parsers give reading the streams straight, connection reused.
+func TestH1RealCaptures(t *testing.T) {
+	for _, tc := range []struct {
+		head, stream string
+		chat         bool
+	}{
+		{"llama-chat-stream-headers.txt", "llama-chat-usage.sse", true},
+		{"llama-chat-stream-headers.txt", "llama-completions.sse", false},
+		{"ollama-chat-stream-headers.txt", "ollama-chat-usage.sse", true},
+		{"ollama-chat-stream-headers.txt", "ollama-completions.sse", false},
+	} {
+		t.Run(tc.stream, func(t *testing.T) {
+			head, err := readCapture(tc.head)
+			if err != nil {
+				t.Skip(err)
+			}
+			stream, err := readCapture(tc.stream)
+			if err != nil {
+				t.Skip(err)
+			}
+			resp := append(bytes.TrimRight(head, "\r\n"), "\r\n\r\n"...)
+			resp = append(resp, chunked(stream, rand.New(rand.NewPCG(1, 2)))...)
+			srv := cannedServer(t, resp)
+			endpoint := "completions"
+			if tc.chat {
+				endpoint = "chat"
+			}
+			b, err := New(Config{URL: srv, Endpoint: endpoint, Conns: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			direct := record.New(0)
+			(&openAI{chat: tc.chat}).read(bytes.NewReader(stream), record.NewClock(), &direct, nil)
+			for i := range 3 {
+				rec := record.New(0)
+				b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 6}, &rec)
+				if rec.Status != direct.Status || rec.OutputTokens != direct.OutputTokens || rec.OutputSource != direct.OutputSource ||
+					rec.PromptTokens != direct.PromptTokens || len(rec.Chunks) != len(direct.Chunks) || rec.FinishReason != direct.FinishReason {
+					t.Fatalf("request %d: %s %q, %d tokens from %s, %d chunks; read straight: %s, %d tokens from %s, %d chunks",
+						i, rec.Status, rec.Error, rec.OutputTokens, rec.OutputSource, len(rec.Chunks), direct.Status, direct.OutputTokens, direct.OutputSource, len(direct.Chunks))
+				}
+				if (i == 0) != (rec.Connect > 0) {
+					t.Errorf("request %d: connect %v: want a new connection first, then the same one", i, rec.Connect)
+				}
+			}
+		})
+	}
+	// A captured non-streaming answer: its head gives the length of the
+	// body that follows it.
+	for _, name := range []string{"llama-chat-nonstream.txt", "ollama-chat-nonstream.txt"} {
+		raw, err := readCapture(name)
+		if err != nil {
+			t.Skip(err)
+		}
+		c := testConn(bytes.NewReader(raw))
+		h, err := c.head()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		body, err := io.ReadAll(newH1Body(c, h))
+		if err != nil || h.code != 200 || h.length != int64(len(body)) || !json.Valid(body) {
+			t.Errorf("%s: code %d length %d, body %d bytes (valid JSON %v), %v", name, h.code, h.length, len(body), json.Valid(body), err)
+		}
 	}
 }
