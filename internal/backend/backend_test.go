@@ -57,7 +57,7 @@ func TestEvents(t *testing.T) {
 }
 
 func readCapture(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", name))
+	return os.ReadFile(filepath.Join("..", "..", "testdata", "wire", name))
 }
 
 // An event that arrived with the one before it is flagged as buffered.
@@ -87,7 +87,7 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 
 func capture(t *testing.T, name string) *os.File {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "data", "wire", name))
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "wire", name))
 	if err != nil {
 		t.Skipf("capture not available: %v", err)
 	}
@@ -225,7 +225,7 @@ func seedCorpus(f *testing.F) {
 		"data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"completion_tokens\":3}}\n\n"} {
 		f.Add([]byte(s))
 	}
-	if files, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "wire", "*.sse")); err == nil {
+	if files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "wire", "*.sse")); err == nil {
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil {
 				f.Add(b)

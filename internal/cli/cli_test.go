@@ -56,11 +56,12 @@ type baselinePoint struct {
 	WallS       float64 `yaml:"wall_s"`
 }
 
-// The seed article's table, from the shared baselines file.
+// The seed article's table, from the baselines file (the project's copy
+// of the shared one, so the check runs wherever the repository is).
 func seedTable(t *testing.T) []baselinePoint {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "baselines.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "baseline", "baselines.yaml"))
 	if err != nil {
-		t.Skipf("baselines not available: %v", err)
+		t.Fatal(err)
 	}
 	// Parse the seed's entry alone: another entry of the shared file has a
 	// plain scalar with ": " in it, which YAML rejects.

@@ -198,7 +198,7 @@ func TestWireShapeMatchesRealCaptures(t *testing.T) {
 			[]string{"choices[].text", "usage.completion_tokens", "usage.prompt_tokens"}},
 	} {
 		t.Run(tc.capture, func(t *testing.T) {
-			real, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", tc.capture))
+			real, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", tc.capture))
 			if err != nil {
 				t.Skipf("capture not available: %v", err)
 			}

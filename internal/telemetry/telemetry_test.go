@@ -36,7 +36,7 @@ g{a="}"} 2.5e3
 
 // The real llama.cpp /metrics capture parses.
 func TestParseLlamaCapture(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", "llama-metrics.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", "llama-metrics.txt"))
 	if err != nil {
 		t.Skip(err)
 	}
@@ -64,7 +64,7 @@ func TestSummarize(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("x 1\ny{a=\"b\"} 2\n# c\n"))
-	if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "wire", "llama-metrics.txt")); err == nil {
+	if b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", "llama-metrics.txt")); err == nil {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
