@@ -57,6 +57,7 @@ type Backend struct {
 	client *http.Client // TLS and HTTP/2
 	h1     *h1Client    // plain http:// HTTP/1.1
 	url    string       // the full URL of the generation route
+	shown  string       // url with its password masked, for messages
 	proto  protocol
 }
 
@@ -107,7 +108,10 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, client: client, url: full, proto: p}
+	b := &Backend{cfg: cfg, client: client, url: full, shown: full, proto: p}
+	if u, err := url.Parse(full); err == nil {
+		b.shown = u.Redacted()
+	}
 	if !cfg.HTTP2 && strings.HasPrefix(cfg.URL, "http://") {
 		h1, err := newH1Client(b.url, cfg.Conns, cfg.Dial)
 		if err != nil {
@@ -316,7 +320,7 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 		c, dialed, err := b.h1.get(ctx, attempt > 0)
 		if err != nil {
 			rec.Done = clock.Now()
-			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.url, err))
+			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.shown, err))
 			return
 		}
 		// Sent is stamped when the connection is in hand, just before the
@@ -348,7 +352,7 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 				continue
 			}
 			rec.Done = clock.Now()
-			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.url, err))
+			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.shown, err))
 			return
 		}
 		rb := newH1Body(c, h)

@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type h1Client struct {
 	addr    string // host:port to dial
 	host    string // the Host header
 	target  string // the request target: path and query
+	basic   string // Basic credentials from the URL's user info, if any
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxIdle int
 
@@ -68,7 +70,13 @@ func newH1Client(full string, conns int, dial func(ctx context.Context, network,
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
-	return &h1Client{addr: addr, host: u.Host, target: target, dial: dial, maxIdle: max(conns, 1) + 16}, nil
+	h := &h1Client{addr: addr, host: u.Host, target: target, dial: dial, maxIdle: max(conns, 1) + 16}
+	if u.User != nil {
+		// As net/http does: user info in the URL is Basic authorization.
+		pass, _ := u.User.Password()
+		h.basic = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+	}
+	return h, nil
 }
 
 // h1Conn is one connection and its read buffer; buf[r:w] is read and not
@@ -149,18 +157,23 @@ func (h *h1Client) closeIdle() {
 }
 
 // request is a POST of body with the streaming request's headers, in one
-// buffer for one write.
+// buffer for one write. An API key is a Bearer token and wins over the
+// URL's user info.
 func (h *h1Client) request(body []byte, id int, apiKey string) []byte {
-	b := make([]byte, 0, 256+len(h.target)+len(h.host)+len(apiKey)+len(body))
+	b := make([]byte, 0, 256+len(h.target)+len(h.host)+len(apiKey)+len(h.basic)+len(body))
 	b = append(b, "POST "...)
 	b = append(b, h.target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, h.host...)
 	b = append(b, "\r\nUser-Agent: tokperf\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nX-Request-Id: tokperf-"...)
 	b = strconv.AppendInt(b, int64(id), 10)
-	if apiKey != "" {
+	switch {
+	case apiKey != "":
 		b = append(b, "\r\nAuthorization: Bearer "...)
 		b = append(b, apiKey...)
+	case h.basic != "":
+		b = append(b, "\r\nAuthorization: "...)
+		b = append(b, h.basic...)
 	}
 	b = append(b, "\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)

@@ -682,3 +682,39 @@ func TestH1RealCaptures(t *testing.T) {
 		}
 	}
 }
+
+// User info in the URL is Basic authorization unless an API key is given,
+// and a failure's message never shows the password.
+func TestH1URLCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var auth []string
+	srv, _ := sseServer(t, 1, func(r *http.Request, _ []byte) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+	})
+	withUser := strings.Replace(srv.URL, "http://", "http://ann:s3cret@", 1)
+	for _, key := range []string{"", "k"} {
+		b, err := New(Config{URL: withUser, Endpoint: "completions", APIKey: key, Conns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := record.New(0)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+		b.Close()
+		if !rec.OK() {
+			t.Fatalf("%s %s", rec.Status, rec.Error)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"Basic YW5uOnMzY3JldA==", "Bearer k"}; strings.Join(auth, "|") != strings.Join(want, "|") {
+		t.Errorf("Authorization %q, want %q", auth, want)
+	}
+	dead, _ := New(Config{URL: "http://ann:s3cret@127.0.0.1:1", Endpoint: "completions", Conns: 1})
+	rec := record.New(0)
+	dead.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+	if strings.Contains(rec.Error, "s3cret") || !strings.Contains(rec.Error, "127.0.0.1:1") {
+		t.Errorf("error %q", rec.Error)
+	}
+}
