@@ -104,6 +104,8 @@ func New(cfg Config) (*Backend, error) {
 	case cfg.HTTP2:
 		client.Transport.(*http.Transport).ForceAttemptHTTP2 = true // negotiated by TLS ALPN
 	}
+	// Redirects are reported, not followed (see response).
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	full, err := routeURL(cfg.URL, p.route())
 	if err != nil {
 		return nil, err
@@ -274,7 +276,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	defer resp.Body.Close()
-	b.response(resp.StatusCode, resp.Body, clock, arrive, &req, rec)
+	b.response(resp.StatusCode, resp.Header.Get("Location"), resp.Body, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows: read
 	// it, so the connection goes back to the pool instead of being closed
 	// and redialled. A failed stream is cut off instead.
@@ -288,13 +290,17 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 
 // response reads a response whose head has come: the message of a failed
 // one, else the stream into rec.
-func (b *Backend) response(code int, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+func (b *Backend) response(code int, location string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
 	rec.FirstByte = arrive.Now()
 	if code/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusHTTPError, code
 		rec.Error = fmt.Sprintf("HTTP %d: %s", code, strings.TrimSpace(string(msg)))
+		if code/100 == 3 && location != "" {
+			// A redirect is not followed: the detour would be inside TTFT.
+			rec.Error = fmt.Sprintf("HTTP %d: the server redirects to %.200s; tokperf does not follow redirects: use that URL", code, location)
+		}
 		return
 	}
 	rec.HTTPCode = code
@@ -356,7 +362,7 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 			return
 		}
 		rb := newH1Body(c, h)
-		b.response(h.code, rb, clock, arrive, req, rec)
+		b.response(h.code, h.location, rb, clock, arrive, req, rec)
 		// After a normal end only the chunked body's terminator follows (an
 		// error's body is short): read it, so the connection goes back to
 		// the pool instead of being closed and redialled. A failed stream

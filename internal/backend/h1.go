@@ -232,11 +232,12 @@ func (c *h1Conn) line(limit int) ([]byte, error) {
 
 // h1Head is what a response's head says about it.
 type h1Head struct {
-	code    int
-	status  string // the status line, for errors
-	chunked bool
-	length  int64 // -1: unknown (chunked, or to the connection's end)
-	close   bool  // the connection ends with this response
+	code     int
+	status   string // the status line, for errors
+	chunked  bool
+	length   int64  // -1: unknown (chunked, or to the connection's end)
+	close    bool   // the connection ends with this response
+	location string // a redirect's target
 }
 
 // head reads a response's status line and headers, skipping 1xx
@@ -302,6 +303,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 				return h, fmt.Errorf("malformed response: Content-Length %.40q", value)
 			}
 			h.length = n
+		case asciiEqualFold(name, "location"):
+			h.location = string(value)
 		case asciiEqualFold(name, "connection"):
 			v := lowerASCII(value)
 			if bytes.Contains(v, []byte("close")) {

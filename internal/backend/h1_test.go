@@ -718,3 +718,22 @@ func TestH1URLCredentials(t *testing.T) {
 		t.Errorf("error %q", rec.Error)
 	}
 }
+
+// A redirect is an error that says where to go, not a request followed
+// with its detour inside TTFT.
+func TestH1Redirect(t *testing.T) {
+	srv := httptest.NewServer(http.RedirectHandler("https://llm.example/v1/completions", http.StatusPermanentRedirect))
+	defer srv.Close()
+	for _, lean := range []bool{true, false} {
+		b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
+		if !lean {
+			b.h1 = nil // the net/http path, as over TLS
+		}
+		rec := record.New(0)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+		b.Close()
+		if rec.Status != record.StatusHTTPError || rec.HTTPCode != 308 || !strings.Contains(rec.Error, "redirects to https://llm.example/v1/completions") {
+			t.Errorf("lean %v: status %q code %d error %q", lean, rec.Status, rec.HTTPCode, rec.Error)
+		}
+	}
+}
