@@ -106,36 +106,29 @@ func New(cfg Config) (*Backend, error) {
 	}
 	// Redirects are reported, not followed (see response).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	full, err := routeURL(cfg.URL, p.route())
+	u, err := routeURL(cfg.URL, p.route())
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, client: client, url: full, shown: full, proto: p}
-	if u, err := url.Parse(full); err == nil {
-		b.shown = u.Redacted()
-	}
-	if !cfg.HTTP2 && strings.HasPrefix(cfg.URL, "http://") {
-		h1, err := newH1Client(b.url, cfg.Conns, cfg.Dial)
-		if err != nil {
-			return nil, err
-		}
-		b.h1 = h1
+	b := &Backend{cfg: cfg, client: client, url: u.String(), shown: u.Redacted(), proto: p}
+	if !cfg.HTTP2 && u.Scheme == "http" {
+		b.h1 = newH1Client(u, cfg.Conns, cfg.Dial)
 	}
 	return b, nil
 }
 
 // routeURL puts route under the base URL's path, keeping its query.
-func routeURL(base, route string) (string, error) {
+func routeURL(base, route string) (*url.URL, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return "", fmt.Errorf("URL %q: %v", base, err)
+		return nil, fmt.Errorf("URL %q: %v", base, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("URL %q: want http://host[:port][/path] or https://…", base)
+		return nil, fmt.Errorf("URL %q: want http://host[:port][/path] or https://…", base)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + route
 	u.RawPath = ""
-	return u.String(), nil
+	return u, nil
 }
 
 func engineName(e string) string {

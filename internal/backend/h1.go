@@ -47,15 +47,8 @@ const (
 	h1IdleExpiry = 90 * time.Second
 )
 
-// newH1Client makes a client for the generation URL full (http:// only).
-func newH1Client(full string, conns int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*h1Client, error) {
-	u, err := url.Parse(full)
-	if err != nil {
-		return nil, fmt.Errorf("URL %q: %v", full, err)
-	}
-	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("URL %q: want http://host[:port][/path]", full)
-	}
+// newH1Client makes a client for the generation URL u (http://).
+func newH1Client(u *url.URL, conns int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *h1Client {
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
@@ -76,7 +69,7 @@ func newH1Client(full string, conns int, dial func(ctx context.Context, network,
 		pass, _ := u.User.Password()
 		h.basic = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
 	}
-	return h, nil
+	return h
 }
 
 // h1Conn is one connection and its read buffer; buf[r:w] is read and not
