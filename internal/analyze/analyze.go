@@ -89,11 +89,11 @@ func Warnings(stages []summary.Stage, c Context) []Warning {
 			if s.Late > 0 {
 				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)
 			}
-		} else if q := s.ClientQueue; q.P99 > 1 && q.Mean > 0.01*s.E2E.Mean {
+		} else if q := s.ClientQueue; q.P99 > 1 {
 			// In a closed loop a slot waiting on the client carries no
-			// request: the load falls by that share. A few ms before an
-			// 8-second request do not matter; before a 20 ms one they do.
-			add("client_lag", "client queue p99 %.1f ms, mean %.2f ms: the slots waited on the client %.1f%% of the time, lowering the load; the client, not the server, may be the bottleneck%s (TTFT starts when the request is sent, so it excludes this wait)", q.P99, q.Mean, 100*q.Mean/(q.Mean+s.E2E.Mean), shared)
+			// request: the load falls by that share, which says whether the
+			// wait matters (a few ms before an 8-second request do not).
+			add("client_lag", "client queue p99 is %.1f ms (over 1 ms; mean %.2f ms, %.2f%% of the slots' time): the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", q.P99, q.Mean, 100*q.Mean/(q.Mean+s.E2E.Mean), shared)
 		}
 		if s.BufferedShare > BufferedLimit {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
