@@ -49,6 +49,10 @@ type Config struct {
 	// HTTP2 speaks HTTP/2: h2c to http:// URLs, negotiated over TLS to
 	// https:// ones; many streams share few connections.
 	HTTP2 bool
+	// NetHTTP sends HTTP/1.1 requests through Go's net/http instead of
+	// tokperf's own client (slower: to compare the two, or for a server
+	// the lean client does not read right).
+	NetHTTP bool
 }
 
 // Backend sends requests in one protocol.
@@ -111,7 +115,7 @@ func New(cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: cfg, client: client, url: u.String(), shown: u.Redacted(), proto: p}
-	if !cfg.HTTP2 && u.Scheme == "http" {
+	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
 		b.h1 = newH1Client(u, cfg.Conns, cfg.Dial)
 	}
 	return b, nil
@@ -189,6 +193,20 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 			return dial(ctx, network, addr)
 		},
 	}}
+}
+
+// Client names the HTTP client and protocol the requests use, for the
+// result file's setup.
+func (b *Backend) Client() string {
+	switch {
+	case b.h1 != nil:
+		return "http/1.1 (tokperf)"
+	case b.cfg.HTTP2 && strings.HasPrefix(b.url, "http://"):
+		return "h2c (net/http)"
+	case b.cfg.HTTP2:
+		return "h2 or http/1.1 by TLS ALPN (net/http)"
+	}
+	return "http/1.1 (net/http)"
 }
 
 // Route is the generation route's path.

@@ -178,7 +178,7 @@ func runChecks(ctx context.Context, cmd string, f *loadFlags, e *env, items []ch
 	}
 	defer b.Close()
 	setup := sess.setup
-	setup.Route = b.Route()
+	setup.Route, setup.Client = b.Route(), b.Client()
 	setup.Workload = record.Workload{OutputTokens: maxTokens, Seed: f.seed}
 	setup.Load = record.Load{Concurrency: []int{conc}, Requests: len(items)}
 	out, w, clock, err := create(f.out, cmd, setup)

@@ -108,7 +108,7 @@ type loadFlags struct {
 	gpuType                                             string
 	untilSaturated                                      bool
 	sloTTFT, sloTPOT, sloE2E                            time.Duration
-	http2                                               bool
+	http2, netHTTP                                      bool
 	keepText                                            bool
 	maxConc                                             int
 	sharedPrefix                                        int
@@ -140,6 +140,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "goodput counts requests whose TPOT is at most this")
 	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "goodput counts requests whose E2E latency is at most this")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
+	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
@@ -303,7 +304,7 @@ func load(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	defer b.Close()
-	setup.Route = b.Route()
+	setup.Route, setup.Client = b.Route(), b.Client()
 	setup.Load = record.Load{Requests: f.requests, DurationS: f.duration.Seconds(), Warmup: f.warmup, TimeoutS: f.timeout.Seconds()}
 	if len(f.rates) > 0 {
 		setup.Load.Rate, setup.Load.Arrival = f.rates[0], f.arrival
@@ -549,7 +550,7 @@ func connect(ctx context.Context, cmd string, f *loadFlags, e *env) (*session, e
 // --wait-ready it also waits for a first 1-token generation to succeed.
 func (s *session) backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.setup.Server.Engine, Model: s.setup.Model,
-		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt, HTTP2: s.f.http2, KeepText: s.f.keepText})
+		APIKey: s.f.apiKey, Conns: conns, Dial: s.e.dial, CachePrompt: s.f.cachePrompt, HTTP2: s.f.http2, NetHTTP: s.f.netHTTP, KeepText: s.f.keepText})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

@@ -79,7 +79,7 @@ func overheadCmd(ctx context.Context, args []string, e *env) error {
 		return err
 	}
 	defer chat.Close()
-	setup.Route = raw.Route()
+	setup.Route, setup.Client = raw.Route(), raw.Client()
 	setup.Load = record.Load{Concurrency: f.conc, Requests: f.requests, Warmup: f.warmup, TimeoutS: f.timeout.Seconds()}
 	out, w, clock, err := create(f.out, "overhead", setup)
 	if err != nil {

@@ -78,7 +78,11 @@ func selftestCmd(ctx context.Context, args []string, e *env) error {
 	fmt.Fprintf(e.stderr, "selftest: the simulator runs in its own process at %s: %.4g tok/s per stream, %d tokens per request\n", url, *rate, *tokens)
 
 	client := backend.NewClient(4, nil)
-	setup := record.Setup{Command: "selftest", URL: url, Simulated: true, Profile: "selftest", Endpoint: "completions", Route: "/v1/completions", Model: "selftest",
+	probe, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "selftest"})
+	if err != nil {
+		return err
+	}
+	setup := record.Setup{Command: "selftest", URL: url, Simulated: true, Profile: "selftest", Endpoint: "completions", Route: probe.Route(), Client: probe.Client(), Model: "selftest",
 		Server: record.Server{Engine: "vllm"}, Workload: record.Workload{InputTokens: 8, OutputTokens: *tokens, IgnoreEOS: true}, Load: record.Load{Concurrency: levels}}
 	path, w, clock, err := create(*out, "selftest", setup)
 	if err != nil {

@@ -12,6 +12,7 @@ type Setup struct {
 	Profile   string   `json:"sim_profile,omitempty"` // its profile
 	Endpoint  string   `json:"endpoint"`              // generate, completions or chat
 	Route     string   `json:"route"`                 // the HTTP path used
+	Client    string   `json:"client,omitempty"`      // the HTTP client and protocol, e.g. "http/1.1 (tokperf)"
 	Model     string   `json:"model"`
 	Server    Server   `json:"server"`
 	Workload  Workload `json:"workload"`
