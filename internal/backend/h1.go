@@ -287,7 +287,7 @@ func (c *h1Conn) head1() (h1Head, error) {
 		name, value := line[:i], bytes.TrimSpace(line[i+1:])
 		switch {
 		case asciiEqualFold(name, "transfer-encoding"):
-			if bytes.Contains(lowerASCII(value), []byte("chunked")) {
+			if containsFold(value, "chunked") {
 				h.chunked = true
 			}
 		case asciiEqualFold(name, "content-length"):
@@ -299,10 +299,9 @@ func (c *h1Conn) head1() (h1Head, error) {
 		case asciiEqualFold(name, "location"):
 			h.location = string(value)
 		case asciiEqualFold(name, "connection"):
-			v := lowerASCII(value)
-			if bytes.Contains(v, []byte("close")) {
+			if containsFold(value, "close") {
 				h.close = true
-			} else if bytes.Contains(v, []byte("keep-alive")) && http10 {
+			} else if containsFold(value, "keep-alive") && http10 {
 				h.close = false
 			}
 		}
@@ -334,15 +333,14 @@ func asciiEqualFold(b []byte, lower string) bool {
 	return true
 }
 
-func lowerASCII(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+// containsFold reports whether b holds lower, ASCII case ignored.
+func containsFold(b []byte, lower string) bool {
+	for i := 0; i+len(lower) <= len(b); i++ {
+		if asciiEqualFold(b[i:i+len(lower)], lower) {
+			return true
 		}
-		out[i] = c
 	}
-	return out
+	return false
 }
 
 // h1Body reads a response's body from its connection: chunked, of a known
