@@ -630,11 +630,11 @@ func TestH1RealCaptures(t *testing.T) {
 		t.Run(tc.stream, func(t *testing.T) {
 			head, err := readCapture(tc.head)
 			if err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
 			stream, err := readCapture(tc.stream)
 			if err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
 			resp := append(bytes.TrimRight(head, "\r\n"), "\r\n\r\n"...)
 			resp = append(resp, chunked(stream, rand.New(rand.NewPCG(1, 2)))...)
@@ -680,7 +680,7 @@ func TestH1RealCaptures(t *testing.T) {
 	for _, name := range []string{"llama-chat-nonstream.txt", "ollama-chat-nonstream.txt"} {
 		raw, err := readCapture(name)
 		if err != nil {
-			t.Skip(err)
+			t.Fatal(err)
 		}
 		c := testConn(bytes.NewReader(raw))
 		h, err := c.head()

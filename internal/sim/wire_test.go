@@ -200,7 +200,7 @@ func TestWireShapeMatchesRealCaptures(t *testing.T) {
 		t.Run(tc.capture, func(t *testing.T) {
 			real, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", tc.capture))
 			if err != nil {
-				t.Skipf("capture not available: %v", err)
+				t.Fatalf("capture not available: %v", err)
 			}
 			realEvents, realLast := eventShapes(t, real)
 			var body []byte

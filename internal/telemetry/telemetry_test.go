@@ -38,7 +38,7 @@ g{a="}"} 2.5e3
 func TestParseLlamaCapture(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", "llama-metrics.txt"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	m, err := Parse(strings.NewReader(string(b)))
 	if err != nil {
