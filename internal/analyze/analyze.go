@@ -1,9 +1,13 @@
-// Package analyze reads stage figures and says what they mean: the
-// warnings of docs/METRICS.md §5 that a run can compute, and the verdict on
-// scaling across concurrency levels, always with the numbers behind it.
+// Package analyze holds the models of tokperf's results and says what the
+// figures mean. A Run (setup, stages with the server's and the GPUs'
+// readings, warnings, verdict) is built by one Fold from records, live or
+// from a file; Comparison, BaselineComparison and Overhead set runs side by
+// side. Every judgement carries its numbers: the warnings of
+// docs/METRICS.md §5, the verdict on scaling, fairness, significance.
 //
-//	ws := analyze.Warnings(stages, analyze.Context{OutputTokens: 1000, IgnoreEOS: true})
-//	v := analyze.Scaling(stages)
+//	f := analyze.NewFold(setup, "run.jsonl")
+//	for each record { f.Add(&rec) }
+//	run := f.Run() // run.Stages, run.Warnings, run.Verdict
 package analyze
 
 import (
@@ -16,8 +20,8 @@ import (
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
-// Context is what the run asked for, to judge what it got.
-type Context struct {
+// Asked is what the run asked for, to judge what it got.
+type Asked struct {
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
 	OpenLoop     bool
@@ -50,13 +54,15 @@ func Label(s summary.Stage) string {
 // the client is called late.
 const BufferedLimit = 0.10
 
+func warning(s summary.Stage, check, format string, args ...any) Warning {
+	return Warning{Stage: Label(s), Check: check, Text: fmt.Sprintf(format, args...)}
+}
+
 // Warnings runs the checks on each stage.
-func Warnings(stages []summary.Stage, c Context) []Warning {
+func Warnings(stages []summary.Stage, c Asked) []Warning {
 	var out []Warning
 	for _, s := range stages {
-		add := func(check, format string, args ...any) {
-			out = append(out, Warning{Stage: Label(s), Check: check, Text: fmt.Sprintf(format, args...)})
-		}
+		add := func(check, format string, args ...any) { out = append(out, warning(s, check, format, args...)) }
 		if s.Requests == 0 {
 			add("empty", "no measured request finished")
 			continue
@@ -101,7 +107,7 @@ func Warnings(stages []summary.Stage, c Context) []Warning {
 		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 		}
-		if !math.IsNaN(s.SteadyTokS) && s.SteadyTokS > 0 {
+		if s.SteadyTokS > 0 {
 			if d := s.AggregateTokS/s.SteadyTokS - 1; math.Abs(d) > 0.10 {
 				add("drain_tail", "aggregate %.1f tok/s is %+.0f%% off the steady state %.1f tok/s: ramp-up and the drain of the last requests weigh on the window; more requests per level shrink it", s.AggregateTokS, 100*d, s.SteadyTokS)
 			}
@@ -127,16 +133,37 @@ func errorList(s summary.Stage) string {
 	return strings.Join(parts, ", ")
 }
 
-// Verdict is the scaling judgement across concurrency levels.
+// Verdict is the scaling judgement across concurrency levels, from the
+// last two levels, with the numbers it rests on.
 type Verdict struct {
 	Kind string `json:"kind"` // rising, saturated, past_peak, single
 	Text string `json:"text"`
+	// From and To are the last two levels; Change is To's aggregate over
+	// From's − 1, and PerDoubling that growth per doubling of concurrency.
+	From        int     `json:"from,omitempty"`
+	To          int     `json:"to,omitempty"`
+	Change      float64 `json:"change,omitempty"`
+	PerDoubling float64 `json:"per_doubling,omitempty"`
+	// Peak is the level of the highest aggregate tok/s.
+	Peak int `json:"peak,omitempty"`
 	// Knee is where a two-segment fit of aggregate tok/s against C (on log
 	// scales) bends (0 when there are too few levels or no bend).
 	Knee int `json:"knee,omitempty"`
 	// Steps describes each step between levels: throughput gain against
 	// concurrency gain, and what it cost each request.
-	Steps []string `json:"steps,omitempty"`
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one step between two concurrency levels.
+type Step struct {
+	From, To int
+	// TokSGain is To's aggregate over From's; ConcGain the concurrency's.
+	TokSGain, ConcGain float64
+	// Efficiency is (TokSGain − 1) / (ConcGain − 1): 1 is linear scaling.
+	Efficiency float64
+	// DecodeChange is the change of per-request decode tok/s (−0.3: −30%).
+	DecodeChange float64
+	Text         string
 }
 
 // Saturation is the growth per doubling of concurrency below which
@@ -173,8 +200,10 @@ func Scaling(stages []summary.Stage) Verdict {
 	for i := 1; i < len(levels); i++ {
 		a, b := levels[i-1], levels[i]
 		cg, tg := float64(b.Concurrency)/float64(a.Concurrency), b.AggregateTokS/a.AggregateTokS
-		v.Steps = append(v.Steps, fmt.Sprintf("C=%d→%d: %.2f× tok/s for %.2g× concurrency (%s efficient), decode tok/s per request %s",
-			a.Concurrency, b.Concurrency, tg, cg, pct(100*(tg-1)/(cg-1), false), pct(100*(b.DecodeTokS.Mean/a.DecodeTokS.Mean-1), true)))
+		st := Step{From: a.Concurrency, To: b.Concurrency, TokSGain: tg, ConcGain: cg, Efficiency: (tg - 1) / (cg - 1), DecodeChange: b.DecodeTokS.Mean/a.DecodeTokS.Mean - 1}
+		st.Text = fmt.Sprintf("C=%d→%d: %.2f× tok/s for %.2g× concurrency (%s efficient), decode tok/s per request %s",
+			a.Concurrency, b.Concurrency, tg, cg, pct(100*st.Efficiency, false), pct(100*st.DecodeChange, true))
+		v.Steps = append(v.Steps, st)
 	}
 	v.Knee = knee(levels)
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
@@ -189,6 +218,7 @@ func Scaling(stages []summary.Stage) Verdict {
 		}
 	}
 	decodeFell := 100 * (1 - b.DecodeTokS.Mean/a.DecodeTokS.Mean)
+	v.From, v.To, v.Change, v.PerDoubling, v.Peak = a.Concurrency, b.Concurrency, change, perDoubling, best.Concurrency
 	switch {
 	case perDoubling >= Saturation:
 		v.Kind = "rising"
@@ -202,7 +232,11 @@ func Scaling(stages []summary.Stage) Verdict {
 		if v.Knee > 0 {
 			near = v.Knee
 		}
-		v.Text = fmt.Sprintf("saturated near C≈%d: %s while decode tok/s per request fell %.0f%% (%.1f → %.1f)", near, step, decodeFell, a.DecodeTokS.Mean, b.DecodeTokS.Mean)
+		moved := fmt.Sprintf("fell %.0f%%", decodeFell)
+		if math.Round(decodeFell) < 0 {
+			moved = fmt.Sprintf("rose %.0f%%", -decodeFell)
+		}
+		v.Text = fmt.Sprintf("saturated near C≈%d: %s while decode tok/s per request %s (%.1f → %.1f)", near, step, moved, a.DecodeTokS.Mean, b.DecodeTokS.Mean)
 	}
 	if v.Knee > 0 {
 		v.Text += fmt.Sprintf("; the curve bends at C≈%d", v.Knee)

@@ -50,7 +50,7 @@ func TestScalingVerdicts(t *testing.T) {
 			if v.Knee < tc.knee[0] || v.Knee > tc.knee[1] {
 				t.Errorf("knee at %d, want within %v", v.Knee, tc.knee)
 			}
-			fmt.Fprintf(&golden, "%s\nverdict: %s\n%s\n\n", tc.name, v.Text, strings.Join(v.Steps, "\n"))
+			fmt.Fprintf(&golden, "%s\nverdict: %s\n%s\n\n", tc.name, v.Text, strings.Join(stepTexts(v.Steps), "\n"))
 		})
 	}
 	if *update {
@@ -69,17 +69,17 @@ func TestWarnings(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		stage summary.Stage
-		ctx   Context
+		ctx   Asked
 		check string
 	}{
-		{"short output", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 500, EffectiveConcurrency: 1}, Context{OutputTokens: 1000, IgnoreEOS: true}, "short_output"},
-		{"cached prompts", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 1000, CachedTokens: 500, EffectiveConcurrency: 1}, Context{}, "prefix_cache"},
-		{"reasoning only", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, NoContent: 2, EffectiveConcurrency: 1}, Context{}, "no_content"},
-		{"late client", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3, Mean: 1}, E2E: stats.Dist{Mean: 40}, EffectiveConcurrency: 1}, Context{}, "client_lag"},
-		{"client keeps up", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 0.9, Mean: 0.5}, E2E: stats.Dist{Mean: 40}, EffectiveConcurrency: 1}, Context{}, ""},
-		{"buffered chunks", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, BufferedShare: 0.3, EffectiveConcurrency: 1}, Context{}, "client_lag"},
-		{"capped", summary.Stage{Concurrency: 32, OK: 4, Requests: 4, EffectiveConcurrency: 20}, Context{}, "effective_concurrency"},
-		{"estimated tokens", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, EffectiveConcurrency: 1, OutputSources: map[record.TokenSource]int{record.SourceChunks: 4}}, Context{}, "token_source"},
+		{"short output", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 500, EffectiveConcurrency: 1}, Asked{OutputTokens: 1000, IgnoreEOS: true}, "short_output"},
+		{"cached prompts", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 1000, CachedTokens: 500, EffectiveConcurrency: 1}, Asked{}, "prefix_cache"},
+		{"reasoning only", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, NoContent: 2, EffectiveConcurrency: 1}, Asked{}, "no_content"},
+		{"late client", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 3, Mean: 1}, E2E: stats.Dist{Mean: 40}, EffectiveConcurrency: 1}, Asked{}, "client_lag"},
+		{"client keeps up", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, ClientQueue: stats.Dist{P99: 0.9, Mean: 0.5}, E2E: stats.Dist{Mean: 40}, EffectiveConcurrency: 1}, Asked{}, ""},
+		{"buffered chunks", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, BufferedShare: 0.3, EffectiveConcurrency: 1}, Asked{}, "client_lag"},
+		{"capped", summary.Stage{Concurrency: 32, OK: 4, Requests: 4, EffectiveConcurrency: 20}, Asked{}, "effective_concurrency"},
+		{"estimated tokens", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, EffectiveConcurrency: 1, OutputSources: map[record.TokenSource]int{record.SourceChunks: 4}}, Asked{}, "token_source"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := Warnings([]summary.Stage{tc.stage}, tc.ctx)
@@ -93,5 +93,25 @@ func TestWarnings(t *testing.T) {
 				t.Errorf("warnings %v, want exactly one %s", ws, tc.check)
 			}
 		})
+	}
+}
+
+func stepTexts(steps []Step) []string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
+// A flat aggregate while per-request decode speeds up says "rose", never
+// "fell -7%".
+func TestVerdictDecodeRose(t *testing.T) {
+	v := Scaling([]summary.Stage{
+		{Concurrency: 16, OK: 1, AggregateTokS: 2000, DecodeTokS: stats.Dist{Mean: 420.3}},
+		{Concurrency: 32, OK: 1, AggregateTokS: 2050, DecodeTokS: stats.Dist{Mean: 451.7}},
+	})
+	if v.Kind != "saturated" || !strings.Contains(v.Text, "decode tok/s per request rose 7% (420.3 → 451.7)") {
+		t.Errorf("%s: %s", v.Kind, v.Text)
 	}
 }

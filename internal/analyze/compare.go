@@ -1,10 +1,10 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -17,17 +17,17 @@ import (
 // Side is what is known of one side of a comparison, a run or a baseline.
 // An empty string or zero is unknown.
 type Side struct {
-	Name         string
-	Model        string
-	Quantization string
-	GPU          string
-	GPUs         int
-	Engine       string
-	Speculative  string
-	Endpoint     string
-	InputTokens  int
-	OutputTokens int
-	Levels       []int
+	Name         string `json:"name"`
+	Model        string `json:"model,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
+	GPU          string `json:"gpu,omitempty"`
+	GPUs         int    `json:"gpus,omitempty"`
+	Engine       string `json:"engine,omitempty"`
+	Speculative  string `json:"speculative,omitempty"`
+	Endpoint     string `json:"endpoint,omitempty"`
+	InputTokens  int    `json:"input_tokens,omitempty"`
+	OutputTokens int    `json:"output_tokens,omitempty"`
+	Levels       []int  `json:"levels,omitempty"`
 }
 
 var quantRe = regexp.MustCompile(`(?i)(nvfp4|mxfp4|fp8|fp4|int8|int4|awq|gptq|bf16|fp16|gguf)`)
@@ -81,8 +81,10 @@ func BaselineSide(b *baseline.Baseline) Side {
 
 // Field is one setup field of both sides and whether it matches.
 type Field struct {
-	Name, A, B string
-	Verdict    string // same, different, unknown
+	Name    string `json:"name"`
+	A       string `json:"a"`
+	B       string `json:"b"`
+	Verdict string `json:"verdict"` // same, different, unknown, shared: …
 }
 
 // Fairness lists the setup fields and ends with "comparable" when every one
@@ -175,13 +177,14 @@ func shared(a, b []int) []int {
 
 // Ratio is a run's aggregate against a baseline's at one concurrency.
 type Ratio struct {
-	C         int
-	Run, Base float64 // aggregate tok/s
-	Ratio     float64
-	PerGPU    bool    // both GPU counts known and different
-	RunGPU    float64 // per GPU
-	BaseGPU   float64
-	GPURatio  float64
+	C        int     `json:"concurrency"`
+	Run      float64 `json:"run_tok_s"` // aggregate tok/s
+	Base     float64 `json:"baseline_tok_s"`
+	Ratio    float64 `json:"ratio"`
+	PerGPU   bool    `json:"per_gpu"` // both GPU counts known and different
+	RunGPU   float64 `json:"run_tok_s_per_gpu,omitempty"`
+	BaseGPU  float64 `json:"baseline_tok_s_per_gpu,omitempty"`
+	GPURatio float64 `json:"per_gpu_ratio,omitempty"`
 }
 
 // AgainstBaseline compares a run's closed-loop stages with a baseline at
@@ -238,94 +241,47 @@ type Metric struct {
 	Name        string
 	A, B        float64
 	Ratio       float64 // B / A
-	Lo, Hi      float64 // 95% interval of the ratio, when bootstrapped
-	P           float64 // Mann–Whitney p, when tested
+	Lo, Hi      float64 // 95% interval of the ratio, when bootstrapped (else NaN)
+	P           float64 // Mann–Whitney p, when tested (else NaN)
 	Significant bool
 }
 
-// Level is what a comparison needs of one run at one concurrency: its
-// figures and three numbers per ok request, not its Records.
-type Level struct {
-	Stage  summary.Stage
-	Pairs  [][2]float64 // output tokens and latency (s), for the aggregate's interval
-	Decode []float64    // decode tok/s
-	TTFT   []float64    // ms
+// MarshalJSON writes the metric with null for a figure it does not have.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name        string   `json:"name"`
+		A           *float64 `json:"a"`
+		B           *float64 `json:"b"`
+		Ratio       *float64 `json:"ratio"`
+		Lo          *float64 `json:"ratio_lo,omitempty"`
+		Hi          *float64 `json:"ratio_hi,omitempty"`
+		P           *float64 `json:"p,omitempty"`
+		Significant bool     `json:"significant"`
+	}{m.Name, finite(m.A), finite(m.B), finite(m.Ratio), finite(m.Lo), finite(m.Hi), finite(m.P), m.Significant})
 }
 
-// Levels gathers a run's measured closed-loop records, one at a time, by
-// concurrency level.
-type Levels struct {
-	accs map[int]*summary.Acc
-	lv   map[int]*Level
-}
-
-// NewLevels starts an empty gathering.
-func NewLevels() *Levels { return &Levels{accs: map[int]*summary.Acc{}, lv: map[int]*Level{}} }
-
-// LevelsOf gathers records already in memory.
-func LevelsOf(recs []record.Record) *Levels {
-	l := NewLevels()
-	for i := range recs {
-		l.Add(&recs[i])
-	}
-	return l
-}
-
-// Add takes one record; warm-up and open-loop records are skipped.
-func (l *Levels) Add(r *record.Record) {
-	if r.Warmup || r.Rate != 0 {
-		return
-	}
-	c := r.Concurrency
-	a, v := l.accs[c], l.lv[c]
-	if a == nil {
-		a, v = summary.NewAcc(c, record.SLO{}), &Level{}
-		l.accs[c], l.lv[c] = a, v
-	}
-	a.Add(r)
-	if !r.OK() {
-		return
-	}
-	if r.LastToken != record.Unset {
-		v.Pairs = append(v.Pairs, [2]float64{float64(r.OutputTokens), (r.LastToken - r.Sent).Seconds()})
-	}
-	if d, ok := decodeTokS(r); ok {
-		v.Decode = append(v.Decode, d)
-	}
-	if r.FirstToken != record.Unset {
-		v.TTFT = append(v.TTFT, float64(r.FirstToken-r.Sent)/1e6)
-	}
-}
-
-// Concurrencies lists the levels gathered, lowest first.
-func (l *Levels) Concurrencies() []int {
-	var out []int
-	for c := range l.lv {
-		out = append(out, c)
-	}
-	sort.Ints(out)
-	return out
-}
-
-// At is the level at concurrency c, nil if the run has none.
-func (l *Levels) At(c int) *Level {
-	v := l.lv[c]
-	if v != nil && v.Stage.Requests == 0 {
-		v.Stage = l.accs[c].Stage()
-	}
-	return v
-}
-
-// Pair compares two runs' levels at the same concurrency: aggregate tok/s
+// Pair compares two runs' stages of the same key: aggregate tok/s
 // (bootstrap interval of the ratio), and per-request decode tok/s and TTFT
 // (medians, Mann–Whitney U). A difference is significant only when the test
-// says so (METRICS.md §4).
-func Pair(a, b *Level, c int) []Metric {
+// says so (METRICS.md §4). Both stages need their samples (Fold.KeepSamples).
+func Pair(a, b *Stage) []Metric {
 	sa, sb := a.Stage, b.Stage
+	xa, xb := a.samples, b.samples
+	if xa == nil {
+		xa = &Samples{}
+	}
+	if xb == nil {
+		xb = &Samples{}
+	}
 	// The interval comes from resampling requests in the Little's-law
-	// estimate (Σ tokens / Σ latency), scaled onto the measured ratio.
-	pa, pb := a.Pairs, b.Pairs
-	lo, hi := stats.RatioCI(pa, pb, 2000, uint64(c))
+	// estimate (Σ tokens / Σ latency), scaled onto the measured ratio; the
+	// bootstrap is seeded by the stage, so a comparison is reproducible.
+	pa, pb := xa.Pairs, xb.Pairs
+	seed := uint64(sa.Concurrency)
+	if sa.Rate > 0 {
+		seed = uint64(math.Float64bits(sa.Rate))
+	}
+	lo, hi := stats.RatioCI(pa, pb, 2000, seed)
 	agg := Metric{Name: "aggregate tok/s", A: sa.AggregateTokS, B: sb.AggregateTokS, P: math.NaN()}
 	agg.Ratio = agg.B / agg.A
 	if est := ratioOfSums(pb) / ratioOfSums(pa); est > 0 {
@@ -339,8 +295,8 @@ func Pair(a, b *Level, c int) []Metric {
 		xa, xb []float64
 		dist   func(s summary.Stage) float64
 	}{
-		{"decode tok/s p50", a.Decode, b.Decode, func(s summary.Stage) float64 { return s.DecodeTokS.P50 }},
-		{"TTFT p50 ms", a.TTFT, b.TTFT, func(s summary.Stage) float64 { return s.TTFT.P50 }},
+		{"decode tok/s p50", xa.Decode, xb.Decode, func(s summary.Stage) float64 { return s.DecodeTokS.P50 }},
+		{"TTFT p50 ms", xa.TTFT, xb.TTFT, func(s summary.Stage) float64 { return s.TTFT.P50 }},
 	} {
 		_, p := stats.MannWhitney(m.xa, m.xb)
 		v := Metric{Name: m.name, A: m.dist(sa), B: m.dist(sb), P: p, Lo: math.NaN(), Hi: math.NaN()}
@@ -360,10 +316,112 @@ func ratioOfSums(ps [][2]float64) float64 {
 	return x / y
 }
 
-func decodeTokS(r *record.Record) (float64, bool) {
-	if len(r.Chunks) == 0 {
-		return 0, false
+// CompareSchema names the JSON form of a Comparison and its version.
+const CompareSchema = "tokperf-compare/1"
+
+// Comparison is an A/B of runs: each later run (B) against the first (A),
+// stage by stage where both have a stage of the same key, with the setup
+// differences of each pair.
+type Comparison struct {
+	Schema   string          `json:"schema"`
+	Files    []string        `json:"files"` // A first
+	Stages   []ComparedStage `json:"stages"`
+	Fairness []PairFairness  `json:"fairness"` // one per B
+}
+
+// ComparedStage is one stage key's metrics, one list per B (nil where that
+// B has no such stage).
+type ComparedStage struct {
+	Label       string     `json:"label"`
+	Concurrency int        `json:"concurrency"`
+	Rate        float64    `json:"rate,omitempty"`
+	Metrics     [][]Metric `json:"metrics"`
+}
+
+// PairFairness is the setup comparison of A with one B.
+type PairFairness struct {
+	B       string  `json:"b"`
+	Fields  []Field `json:"fields"`
+	Verdict string  `json:"verdict"`
+}
+
+// Compare sets every run after the first against the first. Runs need
+// their samples (Fold.KeepSamples). gpus and gpu override what the files
+// say, for the fairness list. Stages are those of A that every B has too.
+func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
+	if len(runs) < 2 {
+		return nil, fmt.Errorf("an A/B needs two runs or more")
 	}
-	n, dt := r.OutputTokens-r.Chunks[0].Tokens, r.LastToken-r.FirstToken
-	return float64(n) / dt.Seconds(), n > 0 && dt > 0
+	c := &Comparison{Schema: CompareSchema}
+	for _, r := range runs {
+		c.Files = append(c.Files, r.File)
+	}
+	for i := range runs[0].Stages {
+		a := &runs[0].Stages[i]
+		row := ComparedStage{Label: stageLabel(a.Stage), Concurrency: a.Concurrency, Rate: a.Rate}
+		for _, r := range runs[1:] {
+			b := r.Find(a.Key())
+			if b == nil {
+				row.Metrics = nil
+				break
+			}
+			row.Metrics = append(row.Metrics, Pair(a, b))
+		}
+		if row.Metrics != nil {
+			c.Stages = append(c.Stages, row)
+		}
+	}
+	if len(c.Stages) == 0 {
+		return nil, fmt.Errorf("the files share no stage (no concurrency level or rate in common)")
+	}
+	for _, r := range runs[1:] {
+		fields, verdict := Fairness(RunSide("A", runs[0].Setup, gpus, gpu), RunSide("B", r.Setup, gpus, gpu))
+		c.Fairness = append(c.Fairness, PairFairness{B: r.File, Fields: fields, Verdict: verdict})
+	}
+	return c, nil
+}
+
+// stageLabel is a stage's name in a comparison's first column: its
+// concurrency, or its rate.
+func stageLabel(s summary.Stage) string {
+	if s.Rate > 0 {
+		l := fmt.Sprintf("%g/s", s.Rate)
+		if s.Concurrency > 0 {
+			l += fmt.Sprintf(" (≤%d)", s.Concurrency)
+		}
+		return l
+	}
+	return strconv.Itoa(s.Concurrency)
+}
+
+// BaselineSchema names the JSON form of a BaselineComparison.
+const BaselineSchema = "tokperf-baseline/1"
+
+// BaselineComparison is a run against a published baseline: the ratios
+// with their arithmetic, per GPU where GPU counts differ, the fairness
+// list, and a claim checked if one was given.
+type BaselineComparison struct {
+	Schema   string             `json:"schema"`
+	Run      Side               `json:"run"`
+	Baseline *baseline.Baseline `json:"baseline"`
+	Ratios   []Ratio            `json:"ratios"`
+	Fields   []Field            `json:"fields"`
+	Verdict  string             `json:"verdict"`
+	Claim    string             `json:"claim,omitempty"`
+}
+
+// AgainstBaselineRun compares a run with b; claim, when not empty, is a
+// ratio stated in words to check ("3x").
+func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim string) (*BaselineComparison, error) {
+	side := RunSide(run.File, run.Setup, gpus, gpu)
+	c := &BaselineComparison{Schema: BaselineSchema, Run: side, Baseline: b, Ratios: AgainstBaseline(run.Figures(), side, b)}
+	c.Fields, c.Verdict = Fairness(side, BaselineSide(b))
+	if claim != "" {
+		line, err := Claim(claim, c.Ratios)
+		if err != nil {
+			return nil, err
+		}
+		c.Claim = line
+	}
+	return c, nil
 }

@@ -1,22 +1,34 @@
 package analyze
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/telemetry"
 )
 
-// ServerView is what the server's own counters said about a stage, set
-// beside what the client measured.
-type ServerView struct {
-	Stage      telemetry.Stage
-	ClientTokS float64 // tokens the client received in the same window, per second
-	Line       string  // the one-line reading
-	Warnings   []Warning
+// ServerReading is what the server's own /metrics counters said over a
+// stage's measured window, set beside what the client received. Figures
+// the engine does not expose are absent (nil).
+type ServerReading struct {
+	Samples     int           `json:"samples"`
+	From        time.Duration `json:"from_ns"` // the first and last sample used
+	To          time.Duration `json:"to_ns"`
+	MaxRunning  float64       `json:"max_running"`
+	MaxWaiting  float64       `json:"max_waiting"`
+	MaxKV       *float64      `json:"max_kv_share,omitempty"` // fraction of the KV cache
+	Preemptions float64       `json:"preemptions"`
+	// GeneratedTokS is the server's generated-token rate by its counters
+	// and ReceivedTokS the client's over the same window.
+	GeneratedTokS *float64 `json:"generated_tok_s,omitempty"`
+	ReceivedTokS  *float64 `json:"received_tok_s,omitempty"`
+	PromptTokS    *float64 `json:"prompt_tok_s,omitempty"`
+	SpecLength    float64  `json:"spec_accept_length,omitempty"` // mean tokens per verify step
+	SpecRate      float64  `json:"spec_accept_rate,omitempty"`   // accepted / draft tokens
+	CacheHitRate  *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }
 
 // Received is what the client measured of a stage over time, as
@@ -28,74 +40,91 @@ type Received interface {
 	TokensIn(from, to time.Duration) int
 }
 
-// Server reads a stage's /metrics samples: whether the server capped the
-// running requests below the target, queued, ran out of KV cache or
-// preempted, hit a prefix cache on a workload meant to be uncached, how
-// well speculation was accepted, and whether its generated-token rate
-// agrees with what the client received over the same window.
-func Server(s summary.Stage, got Received, samples []telemetry.Sample, names telemetry.Names) *ServerView {
+// ServerOf reads a stage's /metrics samples over its measured window; nil
+// when fewer than two fall inside it (a stage shorter than the scrape
+// interval says nothing).
+func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics) *ServerReading {
 	from, to := got.Window()
 	t := telemetry.Summarize(samples, names, from, to)
 	if t.Samples < 2 {
-		return nil // a stage shorter than the scrape interval says nothing
+		return nil
 	}
-	v := &ServerView{Stage: t}
-	label := Label(s)
-	warn := func(check, format string, args ...any) {
-		v.Warnings = append(v.Warnings, Warning{Stage: label, Check: check, Text: fmt.Sprintf(format, args...)})
-	}
-	var parts []string
-	parts = append(parts, fmt.Sprintf("running ≤ %.0f, waiting ≤ %.0f", t.MaxRunning, t.MaxWaiting))
+	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
+		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit)}
 	if names.KV != "" {
-		parts = append(parts, fmt.Sprintf("KV cache ≤ %.2g%%", 100*t.MaxKV))
-	}
-	if t.SpecLength > 0 {
-		sp := fmt.Sprintf("speculation accepts %.2f tokens per step", t.SpecLength)
-		if t.SpecRate > 0 {
-			sp += fmt.Sprintf(" (%.0f%% of drafts)", 100*t.SpecRate)
-		}
-		parts = append(parts, sp)
+		r.MaxKV = &t.MaxKV
 	}
 	if !math.IsNaN(t.GenTokS) && t.To > t.From {
-		tokens := got.TokensIn(t.From, t.To)
-		v.ClientTokS = float64(tokens) / (t.To - t.From).Seconds()
-		d := v.ClientTokS/t.GenTokS - 1
-		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%)", t.GenTokS, v.ClientTokS, 100*d))
-		if math.Abs(d) > 0.05 {
-			warn("server_rate", "the server's counters say %.1f tok/s generated, the client received %.1f over the same %.1f s (%+.0f%%): tokens are lost, buffered, or counted differently", t.GenTokS, v.ClientTokS, (t.To - t.From).Seconds(), 100*d)
-		}
+		received := float64(got.TokensIn(t.From, t.To)) / (t.To - t.From).Seconds()
+		r.GeneratedTokS, r.ReceivedTokS = finite(t.GenTokS), &received
 	}
-	v.Line = fmt.Sprintf("%s: server metrics (%d samples): %s", label, t.Samples, strings.Join(parts, "; "))
-	if s.Concurrency > 0 && t.MaxRunning > 0 && t.MaxRunning < float64(s.Concurrency) {
-		warn("capped", "the server ran at most %.0f requests while %d were sent (it caps running requests: max_running, slots or KV space); up to %.0f waited in its queue, so TTFT includes queueing", t.MaxRunning, s.Concurrency, t.MaxWaiting)
-	}
-	if t.Preemptions > 0 {
-		warn("preemption", "%.0f requests were preempted (KV cache full at %.0f%%): their latency includes recomputation", t.Preemptions, 100*t.MaxKV)
-	}
-	if !math.IsNaN(t.CacheHit) && t.CacheHit > 0.01 {
-		warn("prefix_cache", "prefix-cache hit rate %.0f%% on a workload meant to be uncached: TTFT is flattered", 100*t.CacheHit)
-	}
-	return v
+	return r
 }
 
-// GPUs reads nvidia-smi's samples over a stage's measured window: memory,
-// utilization, power, and the energy per token it cost.
-func GPUs(s summary.Stage, got Received, samples []telemetry.GPUSample) *ServerView {
+// RateDiff is received / generated − 1, the disagreement of the client
+// with the server's counters; ok false when either is unknown.
+func (r *ServerReading) RateDiff() (float64, bool) {
+	if r.GeneratedTokS == nil || r.ReceivedTokS == nil {
+		return 0, false
+	}
+	return *r.ReceivedTokS / *r.GeneratedTokS - 1, true
+}
+
+// warnings are the server-side checks of a stage: a client/server rate
+// mismatch, a capped server, preemptions, a warm prefix cache.
+func (r *ServerReading) warnings(s summary.Stage) []Warning {
+	var out []Warning
+	warn := func(check, format string, args ...any) { out = append(out, warning(s, check, format, args...)) }
+	if d, ok := r.RateDiff(); ok && math.Abs(d) > 0.05 {
+		warn("server_rate", "the server's counters say %.1f tok/s generated, the client received %.1f over the same %.1f s (%+.0f%%): tokens are lost, buffered, or counted differently", *r.GeneratedTokS, *r.ReceivedTokS, (r.To - r.From).Seconds(), 100*d)
+	}
+	if s.Concurrency > 0 && r.MaxRunning > 0 && r.MaxRunning < float64(s.Concurrency) {
+		warn("capped", "the server ran at most %.0f requests while %d were sent (it caps running requests: max_running, slots or KV space); up to %.0f waited in its queue, so TTFT includes queueing", r.MaxRunning, s.Concurrency, r.MaxWaiting)
+	}
+	if r.Preemptions > 0 {
+		kv := 0.0
+		if r.MaxKV != nil {
+			kv = *r.MaxKV
+		}
+		warn("preemption", "%.0f requests were preempted (KV cache full at %.0f%%): their latency includes recomputation", r.Preemptions, 100*kv)
+	}
+	if r.CacheHitRate != nil && *r.CacheHitRate > 0.01 {
+		warn("prefix_cache", "prefix-cache hit rate %.0f%% on a workload meant to be uncached: TTFT is flattered", 100**r.CacheHitRate)
+	}
+	return out
+}
+
+// GPUReading is what the GPUs did over a stage's measured window (from
+// nvidia-smi), with the energy each token cost.
+type GPUReading struct {
+	GPUs      int       `json:"gpus"`
+	Names     []string  `json:"names"`
+	MaxMemMiB float64   `json:"max_mem_mib"` // summed over GPUs, the highest reading
+	UtilPct   float64   `json:"util_pct"`    // mean over GPUs and samples
+	PowerW    float64   `json:"power_w"`     // mean total power
+	EnergyJ   float64   `json:"energy_j"`    // summed over GPUs
+	PerGPUW   []float64 `json:"per_gpu_w,omitempty"`
+	// JPer1000Tokens and TokensPerJ are the energy per output token.
+	JPer1000Tokens float64 `json:"j_per_1000_tokens,omitempty"`
+	TokensPerJ     float64 `json:"tokens_per_j,omitempty"`
+}
+
+// GPUOf reads a stage's GPU samples over its measured window; nil when
+// there are none or they cover no energy.
+func GPUOf(s summary.Stage, got Received, samples []record.GPUSample) *GPUReading {
 	from, to := got.Window()
 	g := telemetry.SummarizeGPUs(samples, from, to)
 	if g.GPUs == 0 || g.EnergyJ <= 0 {
 		return nil
 	}
-	line := fmt.Sprintf("%s: GPUs %d × %s: memory ≤ %.1f GiB, utilization %.0f%%, power %.0f W, %.0f J", Label(s), g.GPUs, g.Names[0], g.MaxMemMiB/1024, g.UtilPct, g.PowerW, g.EnergyJ)
-	if d := (to - from).Seconds(); g.GPUs > 1 && d > 0 {
-		var per []string
+	r := &GPUReading{GPUs: g.GPUs, Names: g.Names, MaxMemMiB: g.MaxMemMiB, UtilPct: g.UtilPct, PowerW: g.PowerW, EnergyJ: g.EnergyJ}
+	if d := (to - from).Seconds(); d > 0 {
 		for _, e := range g.PerGPUJ {
-			per = append(per, fmt.Sprintf("%.0f W", e/d))
+			r.PerGPUW = append(r.PerGPUW, e/d)
 		}
-		line += " (per GPU " + strings.Join(per, ", ") + ")"
 	}
 	if s.OutputTokens > 0 {
-		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ)
+		r.JPer1000Tokens, r.TokensPerJ = 1000*g.EnergyJ/float64(s.OutputTokens), float64(s.OutputTokens)/g.EnergyJ
 	}
-	return &ServerView{Line: line}
+	return r
 }

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 	"golang.org/x/net/http2"
 )
@@ -65,6 +66,10 @@ type Backend struct {
 	proto  protocol
 }
 
+// natives are the engines' own raw generation protocols, by engine name;
+// each protocol file registers its own (internal/engine lists them).
+var natives = map[string]func() protocol{}
+
 // protocol is one wire format: how to build the body, and how to read the
 // stream into the record.
 type protocol interface {
@@ -84,18 +89,11 @@ func New(cfg Config) (*Backend, error) {
 	case "chat":
 		p = &openAI{chat: true}
 	case "generate":
-		switch cfg.Engine {
-		case "sglang":
-			p = sglang{}
-		case "tgi":
-			p = tgi{}
-		case "llamacpp":
-			p = llamaCpp{}
-		case "ollama":
-			p = ollama{}
-		default:
-			return nil, fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine sglang|tgi|llamacpp|ollama)", engineName(cfg.Engine))
+		native := natives[cfg.Engine]
+		if native == nil {
+			return nil, fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
 		}
+		p = native()
 	case "api-chat":
 		p = ollama{chat: true}
 	default:

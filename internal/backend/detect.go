@@ -12,30 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
 // ProbeTimeout bounds each detection request: a server that accepts
 // connections but never answers cannot hang tokperf.
 var ProbeTimeout = 5 * time.Second
-
-// probe is one identity route and what its answer must hold.
-type probe struct {
-	path, engine, versionKey string
-	is                       func(map[string]any) bool
-}
-
-var probes = []probe{
-	{"/server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
-	{"/get_server_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil || m["tp_size"] != nil }},
-	{"/get_model_info", "sglang", "version", func(m map[string]any) bool { return m["model_path"] != nil && m["is_generation"] != nil }},
-	{"/info", "tgi", "version", func(m map[string]any) bool { return m["model_id"] != nil && m["router"] != nil }},
-	{"/props", "llamacpp", "build_info", func(m map[string]any) bool {
-		return m["default_generation_settings"] != nil || m["total_slots"] != nil
-	}},
-	{"/api/version", "ollama", "version", func(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }},
-	{"/version", "vllm", "version", func(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }},
-}
 
 // Detect asks a server what it is, from the identity route each engine has
 // (all probed at once, each within ProbeTimeout), and which models it
@@ -47,6 +30,16 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 		code int
 		body map[string]any
 		err  error
+	}
+	type probe struct {
+		engine.Probe
+		engine string
+	}
+	var probes []probe
+	for _, e := range engine.Table() {
+		for _, p := range e.Probes {
+			probes = append(probes, probe{p, e.Name})
+		}
 	}
 	answers := make([]answer, len(probes)+1)
 	var models struct {
@@ -63,7 +56,7 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 				answers[i].code, answers[i].err = getJSON(pctx, client, base+"/v1/models", apiKey, &models)
 				return
 			}
-			answers[i].code, answers[i].err = getJSON(pctx, client, base+probes[i].path, apiKey, &answers[i].body)
+			answers[i].code, answers[i].err = getJSON(pctx, client, base+probes[i].Path, apiKey, &answers[i].body)
 		})
 	}
 	wg.Wait()
@@ -84,11 +77,11 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	}
 	for i, p := range probes {
 		a := answers[i]
-		if a.err != nil || a.code != http.StatusOK || a.body == nil || !p.is(a.body) {
+		if a.err != nil || a.code != http.StatusOK || a.body == nil || !p.Is(a.body) {
 			continue
 		}
 		s := record.Server{Engine: p.engine, Info: trim(a.body)}
-		if v, ok := a.body[p.versionKey].(string); ok {
+		if v, ok := a.body[p.VersionKey].(string); ok {
 			s.Version = v
 		}
 		return s, ids, nil
@@ -184,10 +177,4 @@ func Redact(raw string) string {
 
 // DefaultEndpoint is the raw generation endpoint of an engine: its native
 // one where tokperf speaks it, else OpenAI completions.
-func DefaultEndpoint(engine string) string {
-	switch engine {
-	case "sglang", "tgi", "llamacpp", "ollama":
-		return "generate"
-	}
-	return "completions"
-}
+func DefaultEndpoint(name string) string { return engine.DefaultEndpoint(name) }

@@ -14,6 +14,12 @@ import (
 // speculative step made several), details with the counts on the last.
 type tgi struct{}
 
+func init() {
+	natives["tgi"] = func() protocol { return tgi{} }
+	natives["llamacpp"] = func() protocol { return llamaCpp{} }
+	natives["ollama"] = func() protocol { return ollama{} }
+}
+
 func (tgi) route() string { return "/generate_stream" }
 
 func (tgi) body(cfg *Config, req *record.Request) ([]byte, error) {

@@ -13,6 +13,8 @@ import (
 // meta_info.completion_tokens in every event, so tokens per chunk are exact.
 type sglang struct{}
 
+func init() { natives["sglang"] = func() protocol { return sglang{} } }
+
 func (sglang) route() string { return "/generate" }
 
 func (sglang) body(cfg *Config, req *record.Request) ([]byte, error) {

@@ -21,33 +21,33 @@ import (
 // Baseline is one published result. A field the source does not give is
 // empty, never guessed.
 type Baseline struct {
-	Name            string  `yaml:"name"`
-	Source          string  `yaml:"source"`
-	Model           string  `yaml:"model"`
-	Quantization    string  `yaml:"quantization"`
-	GPU             string  `yaml:"gpu"`
-	GPUs            int     `yaml:"gpus"`
-	Interconnect    string  `yaml:"interconnect"`
-	Engine          string  `yaml:"engine"`
-	Speculative     string  `yaml:"speculative"`
-	Endpoint        string  `yaml:"endpoint"`
-	InputTokens     int     `yaml:"input_tokens"`
-	OutputTokens    int     `yaml:"output_tokens"`
-	OutputTokensMax int     `yaml:"output_tokens_max"`
-	Sampling        string  `yaml:"sampling"`
-	PerGPU          bool    `yaml:"per_gpu"` // the figures are already per GPU
-	Notes           string  `yaml:"notes"`
-	Points          []Point `yaml:"points"`
+	Name            string  `yaml:"name" json:"name,omitempty"`
+	Source          string  `yaml:"source" json:"source,omitempty"`
+	Model           string  `yaml:"model" json:"model,omitempty"`
+	Quantization    string  `yaml:"quantization" json:"quantization,omitempty"`
+	GPU             string  `yaml:"gpu" json:"gpu,omitempty"`
+	GPUs            int     `yaml:"gpus" json:"gpus,omitempty"`
+	Interconnect    string  `yaml:"interconnect" json:"interconnect,omitempty"`
+	Engine          string  `yaml:"engine" json:"engine,omitempty"`
+	Speculative     string  `yaml:"speculative" json:"speculative,omitempty"`
+	Endpoint        string  `yaml:"endpoint" json:"endpoint,omitempty"`
+	InputTokens     int     `yaml:"input_tokens" json:"input_tokens,omitempty"`
+	OutputTokens    int     `yaml:"output_tokens" json:"output_tokens,omitempty"`
+	OutputTokensMax int     `yaml:"output_tokens_max" json:"output_tokens_max,omitempty"`
+	Sampling        string  `yaml:"sampling" json:"sampling,omitempty"`
+	PerGPU          bool    `yaml:"per_gpu" json:"per_gpu,omitempty"` // the figures are already per GPU
+	Notes           string  `yaml:"notes" json:"notes,omitempty"`
+	Points          []Point `yaml:"points" json:"points,omitempty"`
 }
 
 // Point is one concurrency level of a baseline.
 type Point struct {
-	Concurrency   int     `yaml:"concurrency"`
-	AggregateTokS float64 `yaml:"aggregate_tok_s"`
-	DecodeTokS    float64 `yaml:"per_request_decode_tok_s"`
-	Tokens        int     `yaml:"tokens"`
-	WallS         float64 `yaml:"wall_s"`
-	TPOTMs        float64 `yaml:"tpot_ms"`
+	Concurrency   int     `yaml:"concurrency" json:"concurrency,omitempty"`
+	AggregateTokS float64 `yaml:"aggregate_tok_s" json:"aggregate_tok_s,omitempty"`
+	DecodeTokS    float64 `yaml:"per_request_decode_tok_s" json:"per_request_decode_tok_s,omitempty"`
+	Tokens        int     `yaml:"tokens" json:"tokens,omitempty"`
+	WallS         float64 `yaml:"wall_s" json:"wall_s,omitempty"`
+	TPOTMs        float64 `yaml:"tpot_ms" json:"tpot_ms,omitempty"`
 }
 
 //go:embed baselines.yaml

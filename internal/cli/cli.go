@@ -1,5 +1,7 @@
-// Package cli is tokperf's command line: it parses flags into configs and
-// wires the packages together; it holds no measurement logic of its own.
+// Package cli is tokperf's command line: each command turns its flags into
+// a typed config, calls the job in internal/bench (or reads result files),
+// renders the model it gets back through internal/report, and returns the
+// exit code. It holds no measurement logic and touches no network itself.
 //
 //	os.Exit(cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 package cli
@@ -9,33 +11,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/tokperf/tokperf/internal/bench"
 )
 
 // Version is tokperf's version.
 const Version = "0.1.0"
 
-// env is what a command may touch; tests replace the network.
+// env is what a command may touch; tests replace the network in bench.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	getenv         func(string) string
-	// listen opens the embedded simulator's listener.
-	listen func(addr string) (net.Listener, error)
-	// dial, when set, replaces the client's dialer.
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	bench          bench.Env
 }
 
 // Run runs tokperf with args (without the program name) and returns the
 // exit code: 0 ok, 1 a failed run, 2 bad usage, 130 interrupted.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, args, &env{
-		stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
-		listen: func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) },
-	})
+	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}})
 }
 
 // usageError is a mistake in the command line (exit 2).
@@ -45,19 +41,39 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// errInterrupted ends a run that was stopped by a signal after its summary.
-var errInterrupted = errors.New("interrupted")
+var (
+	// errInterrupted ends a run that was stopped by a signal after its summary.
+	errInterrupted = errors.New("interrupted")
+	// errCheckFailed ends tokperf check with exit 1 after its report.
+	errCheckFailed = errors.New("check failed")
+	errHelp        = errors.New("help shown")
+)
+
+// commandTable maps a command name to what runs it.
+var commandTable = map[string]func(ctx context.Context, cmd string, args []string, e *env) error{
+	"run":        loadCmd,
+	"sweep":      loadCmd,
+	"overhead":   overheadCmd,
+	"selftest":   selftestCmd,
+	"check":      checkCmd,
+	"experiment": experimentCmd,
+	"sim":        simCmd,
+	"report":     reportCmd,
+	"compare":    compareCmd,
+	"baselines":  baselinesCmd,
+}
 
 func run(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 {
 		fmt.Fprint(e.stdout, helpText)
 		return 0
 	}
+	bench.Version = Version
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {
 	case "help", "-h", "--help":
-		if len(rest) > 0 {
+		if len(rest) > 0 && commandTable[rest[0]] != nil {
 			return run(ctx, []string{rest[0], "--help"}, e)
 		}
 		fmt.Fprint(e.stdout, helpText)
@@ -65,39 +81,28 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "version", "--version":
 		fmt.Fprintf(e.stdout, "tokperf %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
-	case "run", "sweep":
-		err = load(ctx, cmd, rest, e)
-	case "overhead":
-		err = overheadCmd(ctx, rest, e)
-	case "selftest":
-		err = selftestCmd(ctx, rest, e)
-	case "check":
-		err = checkCmd(ctx, rest, e)
-	case "experiment":
-		err = experimentCmd(ctx, rest, e)
-	case "sim":
-		err = simCmd(ctx, rest, e)
-	case "report":
-		err = reportCmd(rest, e)
-	case "compare":
-		err = compareCmd(rest, e)
-	case "baselines":
-		err = baselinesCmd(rest, e)
-	default:
+	}
+	if c := commandTable[cmd]; c != nil {
+		err = c(ctx, cmd, rest, e)
+	} else {
 		err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
 	}
+	return exitCode(cmd, err, e)
+}
+
+// exitCode says what happened, on stderr where it is an error.
+func exitCode(cmd string, err error, e *env) int {
 	var ue *usageError
+	var ce *bench.ConfigError
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errHelp):
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.Is(err, errCheckFailed):
 		return 1
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
 		return 130
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ce):
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
 		fmt.Fprintf(e.stderr, "see: tokperf help %s\n", cmd)
 		return 2
@@ -134,6 +139,7 @@ Usage:
   tokperf version
   tokperf help COMMAND       the flags of a command
 
+Every command that prints results takes --format text|json|csv|markdown.
 With no --url, sweep and run start the embedded simulated server (profile
 "seed", the seed article's 8-GPU deployment) and say so: the first run needs
 no GPU. Every figure is defined in docs/METRICS.md.

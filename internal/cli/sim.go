@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
 // simCmd is tokperf sim: the simulated server on its own.
-func simCmd(ctx context.Context, args []string, e *env) error {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
 	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")
@@ -32,11 +33,8 @@ func simCmd(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	ln, err := e.listen(*addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *addr, err)
-	}
-	fmt.Fprintf(e.stdout, "http://%s\n", ln.Addr())
-	fmt.Fprintf(e.stderr, "simulating %s (%s, %s); ground truth at /sim/trace; Ctrl-C stops\n", p.Name, p.Engine, p.Description)
-	return sim.New(p, sim.Options{}).Serve(ctx, ln)
+	return bench.Serve(ctx, p, *addr, &e.bench, func(url string) {
+		fmt.Fprintln(e.stdout, url)
+		fmt.Fprintf(e.stderr, "simulating %s (%s, %s); ground truth at /sim/trace; Ctrl-C stops\n", p.Name, p.Engine, p.Description)
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
 )
 
@@ -20,9 +21,11 @@ func runVirtual(t *testing.T, args ...string) (stdout, stderr string, code int) 
 		var out, errw bytes.Buffer
 		e := &env{
 			stdin: strings.NewReader(""), stdout: &out, stderr: &errw,
-			getenv: func(string) string { return "" },
-			listen: func(string) (net.Listener, error) { return n, nil },
-			dial:   n.Dial,
+			bench: bench.Env{
+				Getenv: func(string) string { return "" },
+				Listen: func(string) (net.Listener, error) { return n, nil },
+				Dial:   n.Dial,
+			},
 		}
 		code = run(context.Background(), args, e)
 		stdout, stderr = out.String(), errw.String()

@@ -1,7 +1,5 @@
 package record
 
-import "time"
-
 // Setup is everything that defines a run, written as the result file's
 // header so any figure can be traced back to what produced it. It never
 // holds credentials.
@@ -39,14 +37,13 @@ func (s SLO) Met(r *Record) bool {
 	if !r.OK() || len(r.Chunks) == 0 {
 		return false
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	if s.TTFTMs > 0 && ms(r.FirstToken-r.Sent) > s.TTFTMs {
+	if ttft, _ := r.TTFT(); s.TTFTMs > 0 && ms(ttft) > s.TTFTMs {
 		return false
 	}
-	if s.E2EMs > 0 && ms(r.LastToken-r.Sent) > s.E2EMs {
+	if e2e, _ := r.E2E(); s.E2EMs > 0 && ms(e2e) > s.E2EMs {
 		return false
 	}
-	if n := r.OutputTokens - r.Chunks[0].Tokens; s.TPOTMs > 0 && n > 0 && ms(r.LastToken-r.FirstToken)/float64(n) > s.TPOTMs {
+	if tpot, ok := r.TPOT(); s.TPOTMs > 0 && ok && tpot > s.TPOTMs {
 		return false
 	}
 	return true

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
-	"github.com/tokperf/tokperf/internal/baseline"
 )
 
 // f1 prints one decimal, rounding half away from zero (343.25 → 343.3).
@@ -42,7 +41,8 @@ func Fields(w io.Writer, a, b string, fields []analyze.Field, verdict string) {
 
 // Baseline writes a run against a published baseline: both numbers, the
 // ratio with its arithmetic, the per-GPU ratio when GPU counts differ.
-func Baseline(w io.Writer, run analyze.Side, b *baseline.Baseline, rs []analyze.Ratio, fields []analyze.Field, verdict, claim string) {
+func Baseline(w io.Writer, c *analyze.BaselineComparison) {
+	run, b, rs, fields, verdict, claim := c.Run, c.Baseline, c.Ratios, c.Fields, c.Verdict, c.Claim
 	fmt.Fprintf(w, "%s (%s) against baseline %s (%s; source: %s)\n\n", run.Name, gpuCount(run.GPUs), b.Name, gpuCount(b.GPUs), or(b.Source, "not stated"))
 	if len(rs) == 0 {
 		fmt.Fprintf(w, "no concurrency level is shared: the run has %v, the baseline %v\n", run.Levels, analyze.BaselineSide(b).Levels)
@@ -77,9 +77,11 @@ func Baseline(w io.Writer, run analyze.Side, b *baseline.Baseline, rs []analyze.
 	}
 }
 
-// Pairs writes an A/B comparison at each shared level: both figures and
-// B / A, or ~ where the test finds no significant difference.
-func Pairs(w io.Writer, names []string, levels []int, metrics map[int][][]analyze.Metric) {
+// Pairs writes an A/B comparison at each shared stage: both figures and
+// B / A, or ~ where the test finds no significant difference; then the
+// setup differences of each pair.
+func Pairs(w io.Writer, c *analyze.Comparison) {
+	names := c.Files
 	fmt.Fprintf(w, "B / A for each metric (A = %s); ~ where the difference is not significant\n", names[0])
 	fmt.Fprintln(w, "(aggregate: 95% bootstrap interval of the ratio; per-request medians: Mann–Whitney U, p < 0.05)")
 	fmt.Fprintln(w)
@@ -89,16 +91,21 @@ func Pairs(w io.Writer, names []string, levels []int, metrics map[int][][]analyz
 		}
 		fmt.Fprintln(w, "| C | metric | A | B | B / A |")
 		fmt.Fprintln(w, "|--:|---|--:|--:|---|")
-		for _, c := range levels {
-			ms := metrics[c]
-			if len(ms) < bi {
+		for _, st := range c.Stages {
+			if len(st.Metrics) < bi {
 				continue
 			}
-			for _, m := range ms[bi-1] {
-				fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", c, m.Name, num(m.A, 1), num(m.B, 1), ratioCell(m))
+			for _, m := range st.Metrics[bi-1] {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", st.Label, m.Name, num(m.A, 1), num(m.B, 1), ratioCell(m))
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	for _, f := range c.Fairness {
+		if len(names) > 2 {
+			fmt.Fprintf(w, "B = %s:\n", f.B)
+		}
+		Fields(w, "A", "B", f.Fields, f.Verdict)
 	}
 }
 

@@ -1,22 +1,98 @@
-// Package report renders stage figures for people. The headline table is
-// Markdown-compatible, so it can be pasted as is:
+// Package report renders tokperf's result models for people and programs,
+// through one registry of formats: text (the human report, its tables
+// Markdown-compatible), json (every figure, warning and verdict, with a
+// versioned schema), csv (one row per stage, one number per cell, units in
+// the column names) and markdown (GitHub tables and lists). Every command
+// that prints results takes --format and renders through Render.
 //
-//	report.Text(os.Stdout, setup, stages, warnings, verdict)
+//	report.Render(os.Stdout, "json", run) // run is an *analyze.Run
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/record"
-	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
+
+// Reporter writes one rendering of a result.
+type Reporter func(io.Writer) error
+
+// formats maps a --format name to the constructor of its reporter over a
+// result model (*analyze.Run, *analyze.Comparison, *analyze.BaselineComparison,
+// *analyze.Overhead, *analyze.Experiment, *analyze.Selftest, *check.Result).
+var formats = map[string]func(result any) (Reporter, error){
+	"text":     textReporter,
+	"json":     jsonReporter,
+	"csv":      csvReporter,
+	"markdown": markdownReporter,
+}
+
+// Formats lists the format names, sorted.
+func Formats() []string {
+	var out []string
+	for k := range formats {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Known says whether name is a format.
+func Known(name string) bool { _, ok := formats[name]; return ok }
+
+// Render writes result in the named format.
+func Render(w io.Writer, format string, result any) error {
+	make, ok := formats[format]
+	if !ok {
+		return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
+	}
+	rep, err := make(result)
+	if err != nil {
+		return err
+	}
+	return rep(w)
+}
+
+func unknownModel(result any) error { return fmt.Errorf("report: no renderer for %T", result) }
+
+// jsonReporter writes the model as indented JSON: models carry their
+// schema name and version, units in the field names.
+func jsonReporter(result any) (Reporter, error) {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(result)
+	}, nil
+}
+
+// textReporter is the human report of each model.
+func textReporter(result any) (Reporter, error) {
+	switch r := result.(type) {
+	case *analyze.Run:
+		return func(w io.Writer) error { Text(w, r); return nil }, nil
+	case *analyze.Comparison:
+		return func(w io.Writer) error { Pairs(w, r); return nil }, nil
+	case *analyze.BaselineComparison:
+		return func(w io.Writer) error { Baseline(w, r); return nil }, nil
+	case *analyze.Overhead:
+		return func(w io.Writer) error { OverheadText(w, r); return nil }, nil
+	case *check.Result:
+		return func(w io.Writer) error { CheckText(w, r); return nil }, nil
+	case *analyze.Selftest:
+		return func(w io.Writer) error { SelftestText(w, r); return nil }, nil
+	case *analyze.Experiment:
+		return func(w io.Writer) error { ExperimentText(w, r); return nil }, nil
+	}
+	return nil, unknownModel(result)
+}
 
 // Columns of the headline table.
 var Columns = []string{"C", "aggregate tok/s", "request tok/s", "decode tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "tokens", "wall s", "errors"}
@@ -73,8 +149,8 @@ func Rows(stages []summary.Stage) [][]string {
 	return rows
 }
 
-// Table writes the headline table with aligned columns.
-func Table(w io.Writer, stages []summary.Stage) {
+// Headline writes the headline table with aligned columns.
+func Headline(w io.Writer, stages []summary.Stage) {
 	rows := Rows(stages)
 	width := make([]int, len(Columns))
 	for i, c := range Columns {
@@ -141,18 +217,38 @@ func ServerLine(s summary.Stage) string {
 	return fmt.Sprintf("%s: the server reports %s, for %d requests", analyze.Label(s), strings.Join(parts, "; "), s.ServerTimed)
 }
 
-// Text writes the full human report: what was measured, the table, the
-// definitions used, the warnings and the verdict.
-func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []string, warnings []analyze.Warning, verdict *analyze.Verdict) {
+// Notes say what a run's file lacks: a cut last line, no end line, an
+// interrupt (empty for a whole file).
+func Notes(r *analyze.Run) []string {
+	var out []string
+	if r.Integrity.Truncated {
+		out = append(out, fmt.Sprintf("note: the last line of %s was cut short (the run crashed or was killed mid-write); it was skipped", r.File))
+	}
+	if !r.Integrity.Ended {
+		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %d finished requests are kept", r.File, r.Integrity.Records))
+	} else if r.Integrity.Interrupted {
+		out = append(out, fmt.Sprintf("note: the run in %s was interrupted; %d finished requests are kept", r.File, r.Integrity.Records))
+	}
+	return out
+}
+
+// Text writes the full human report of a run: notes on the file, what was
+// measured, the table, the definitions used, the server's and the GPUs'
+// readings, the warnings and the verdict.
+func Text(w io.Writer, r *analyze.Run) {
+	for _, n := range Notes(r) {
+		fmt.Fprintln(w, n)
+	}
+	setup, stages, warnings, verdict := r.Setup, r.Figures(), r.Warnings, r.Verdict
 	fmt.Fprintln(w, Describe(setup))
 	fmt.Fprintln(w)
-	Table(w, stages)
+	Headline(w, stages)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
 	fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
 	var steady []string
 	for _, s := range stages {
-		if !math.IsNaN(s.SteadyTokS) && s.SteadyTokS > 0 {
+		if s.SteadyTokS > 0 {
 			steady = append(steady, fmt.Sprintf("%s %.1f", analyze.Label(s), s.SteadyTokS))
 		}
 	}
@@ -185,47 +281,58 @@ func Text(w io.Writer, setup record.Setup, stages []summary.Stage, notes []strin
 			fmt.Fprintln(w, line)
 		}
 	}
-	for _, n := range notes {
-		fmt.Fprintln(w, n)
+	for _, s := range r.Stages {
+		if s.Server != nil {
+			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))
+		}
+		if s.GPU != nil {
+			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
+		}
 	}
 	for _, wn := range warnings {
 		fmt.Fprintln(w, "warning: "+wn.String())
 	}
 	if verdict != nil {
 		for _, step := range verdict.Steps {
-			fmt.Fprintln(w, "scaling: "+step)
+			fmt.Fprintln(w, "scaling: "+step.Text)
 		}
 		fmt.Fprintln(w, "verdict: "+verdict.Text)
 	}
 }
 
-// JSON writes every figure of every stage, the warnings and the verdict,
-// with the field names of the result files (units in the names).
-func JSON(w io.Writer, file string, setup record.Setup, stages []summary.Stage, warnings []analyze.Warning, verdict *analyze.Verdict) error {
-	clean := make([]summary.Stage, len(stages))
-	for i, s := range stages {
-		clean[i] = s
-		if math.IsNaN(s.SteadyTokS) {
-			clean[i].SteadyTokS = 0 // JSON has no NaN
-		}
-		for _, d := range []*stats.Dist{&clean[i].ClientQueue, &clean[i].TTFT, &clean[i].TTFO, &clean[i].E2E, &clean[i].TPOT,
-			&clean[i].DecodeTokS, &clean[i].RequestTokS, &clean[i].ITL, &clean[i].ICL, &clean[i].ServerDecodeTokS, &clean[i].ServerE2E} {
-			if d.N == 0 {
-				*d = stats.Dist{}
-			}
-		}
+// ServerReadingLine is the one-line reading of a stage's /metrics.
+func ServerReadingLine(s summary.Stage, r *analyze.ServerReading) string {
+	var parts []string
+	parts = append(parts, fmt.Sprintf("running ≤ %.0f, waiting ≤ %.0f", r.MaxRunning, r.MaxWaiting))
+	if r.MaxKV != nil {
+		parts = append(parts, fmt.Sprintf("KV cache ≤ %.2g%%", 100**r.MaxKV))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"file": file, "setup": setup, "stages": clean, "warnings": warnings, "verdict": verdict})
+	if r.SpecLength > 0 {
+		sp := fmt.Sprintf("speculation accepts %.2f tokens per step", r.SpecLength)
+		if r.SpecRate > 0 {
+			sp += fmt.Sprintf(" (%.0f%% of drafts)", 100*r.SpecRate)
+		}
+		parts = append(parts, sp)
+	}
+	if d, ok := r.RateDiff(); ok {
+		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%)", *r.GeneratedTokS, *r.ReceivedTokS, 100*d))
+	}
+	return fmt.Sprintf("%s: server metrics (%d samples): %s", analyze.Label(s), r.Samples, strings.Join(parts, "; "))
 }
 
-// CSV writes the headline table as comma-separated values.
-func CSV(w io.Writer, stages []summary.Stage) {
-	cw := csv.NewWriter(w)
-	cw.Write(Columns)
-	for _, r := range Rows(stages) {
-		cw.Write(r)
+// GPULine is the one-line reading of a stage's GPUs: memory, utilization,
+// power, and the energy per token.
+func GPULine(s summary.Stage, g *analyze.GPUReading) string {
+	line := fmt.Sprintf("%s: GPUs %d × %s: memory ≤ %.1f GiB, utilization %.0f%%, power %.0f W, %.0f J", analyze.Label(s), g.GPUs, g.Names[0], g.MaxMemMiB/1024, g.UtilPct, g.PowerW, g.EnergyJ)
+	if g.GPUs > 1 && len(g.PerGPUW) > 0 {
+		var per []string
+		for _, p := range g.PerGPUW {
+			per = append(per, fmt.Sprintf("%.0f W", p))
+		}
+		line += " (per GPU " + strings.Join(per, ", ") + ")"
 	}
-	cw.Flush()
+	if g.JPer1000Tokens > 0 {
+		line += fmt.Sprintf(": %.1f J per 1000 tokens, %.2f tokens per joule", g.JPer1000Tokens, g.TokensPerJ)
+	}
+	return line
 }

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
-	"github.com/tokperf/tokperf/internal/telemetry"
 )
 
 // Format names this file format and its version.
@@ -45,38 +44,38 @@ type Header struct {
 // metricsLine is a scrape of the server's /metrics during a stage.
 type metricsLine struct {
 	Type string `json:"type"` // "metrics"
-	telemetry.Sample
+	record.ServerSample
 }
 
 // WriteMetrics appends the server metrics sampled during a stage.
-func (w *Writer) WriteMetrics(samples []telemetry.Sample) error {
+func (w *Writer) WriteMetrics(samples []record.ServerSample) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, s := range samples {
 		if w.err != nil {
 			break
 		}
-		w.err = w.line(metricsLine{Type: "metrics", Sample: s})
+		w.err = w.line(metricsLine{Type: "metrics", ServerSample: s})
 	}
 	return w.err
 }
 
 // gpuLine is one nvidia-smi reading taken during a stage.
 type gpuLine struct {
-	Type  string `json:"type"` // "gpu"
-	Stage int    `json:"stage"`
-	telemetry.GPUSample
+	Type string `json:"type"` // "gpu"
+	record.GPUSample
 }
 
 // WriteGPU appends the GPU readings taken during a stage.
-func (w *Writer) WriteGPU(stage int, samples []telemetry.GPUSample) error {
+func (w *Writer) WriteGPU(stage int, samples []record.GPUSample) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, s := range samples {
 		if w.err != nil {
 			break
 		}
-		w.err = w.line(gpuLine{Type: "gpu", Stage: stage, GPUSample: s})
+		s.Stage = stage
+		w.err = w.line(gpuLine{Type: "gpu", GPUSample: s})
 	}
 	return w.err
 }
@@ -257,15 +256,15 @@ type Reader struct {
 	rec       record.Record
 	err       error
 	truncated bool
-	metrics   []telemetry.Sample
-	gpu       []telemetry.GPUSample
+	metrics   []record.ServerSample
+	gpu       []record.GPUSample
 }
 
 // GPU are the GPU readings read so far.
-func (r *Reader) GPU() []telemetry.GPUSample { return r.gpu }
+func (r *Reader) GPU() []record.GPUSample { return r.gpu }
 
 // Metrics are the server metrics samples read so far.
-func (r *Reader) Metrics() []telemetry.Sample { return r.metrics }
+func (r *Reader) Metrics() []record.ServerSample { return r.metrics }
 
 // NewReader reads from r; name is used in errors ("run.jsonl line 12: …").
 func NewReader(r io.Reader, name string) *Reader {
@@ -339,7 +338,7 @@ func (r *Reader) Next() bool {
 				r.err = fmt.Errorf("%s line %d: metrics: %v", r.name, r.lineNo, err)
 				return false
 			}
-			r.metrics = append(r.metrics, m.Sample)
+			r.metrics = append(r.metrics, m.ServerSample)
 		case "gpu":
 			var g gpuLine
 			if err := json.Unmarshal(b, &g); err != nil {

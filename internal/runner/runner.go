@@ -4,7 +4,7 @@
 // Context cancellation is the only way to stop it; what finished is kept.
 //
 //	r := runner.Runner{Backend: b, Source: w.Request, Sink: write, Clock: record.NewClock()}
-//	recs := r.Stage(ctx, runner.Stage{Concurrency: 4, Requests: 8})
+//	recs := r.Stage(ctx, runner.Plan{Concurrency: 4, Requests: 8})
 package runner
 
 import (
@@ -29,8 +29,8 @@ type Source func(i int) record.Request
 // Sink receives every finished record, one at a time, as it finishes.
 type Sink func(record.Record)
 
-// Stage is one level of load.
-type Stage struct {
+// Plan is one stage of load: how many requests, when, at what concurrency.
+type Plan struct {
 	Index       int
 	Concurrency int     // closed loop: requests in flight; open loop: a cap (0: none)
 	Rate        float64 // open loop: requests/s; 0 for closed loop
@@ -63,7 +63,7 @@ func (r *Runner) take() int {
 // Stage runs warm-up then the measured requests of st and returns the
 // measured records in the order they finished. It returns early, with what
 // finished, when ctx is done.
-func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
+func (r *Runner) Stage(ctx context.Context, st Plan) []record.Record {
 	var out []record.Record
 	r.Each(ctx, st, func(rec *record.Record) { out = append(out, *rec) })
 	return out
@@ -71,7 +71,7 @@ func (r *Runner) Stage(ctx context.Context, st Stage) []record.Record {
 
 // Each runs st like Stage but keeps nothing: every measured record goes to
 // each as it finishes, after the Sink, from one goroutine.
-func (r *Runner) Each(ctx context.Context, st Stage, each func(*record.Record)) {
+func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) {
 	// Records go to the sink from one goroutine of their own, so a slow
 	// sink (a file write) never delays the next request of a slot.
 	queue := make(chan record.Record, 4096)
@@ -107,7 +107,7 @@ func (r *Runner) Each(ctx context.Context, st Stage, each func(*record.Record)) 
 }
 
 // one sends request i and emits its record.
-func (r *Runner) one(ctx context.Context, st Stage, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
+func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
 	i := r.take()
 	rec := record.New(i)
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
@@ -125,7 +125,7 @@ func (r *Runner) one(ctx context.Context, st Stage, scheduled time.Duration, war
 
 // closed keeps c requests in flight until n have started, or until d has
 // passed when n is 0. A slot's next request is scheduled when it frees.
-func (r *Runner) closed(ctx context.Context, st Stage, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
+func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
 	if c <= 0 {
 		c = 1
 	}
@@ -157,7 +157,7 @@ func (r *Runner) closed(ctx context.Context, st Stage, c, n int, d time.Duration
 // open starts requests at their scheduled arrivals, never waiting for
 // earlier ones; with a concurrency cap a request that finds no free slot
 // waits and starts late, and its record shows it.
-func (r *Runner) open(ctx context.Context, st Stage, emit func(record.Record)) {
+func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
 	arrivals := schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
 	var slots chan struct{}
 	if st.Concurrency > 0 {

@@ -62,7 +62,7 @@ func measure(t *testing.T, p *sim.Profile, endpoint string, c, n, out int, ignor
 	defer b.Close()
 	wl := workload.Synthetic{InputTokens: 64, OutputTokens: out, IgnoreEOS: ignoreEOS, Seed: 3}
 	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
-	recs := r.Stage(context.Background(), runner.Stage{Concurrency: c, Requests: n, Warmup: c, Timeout: time.Minute})
+	recs := r.Stage(context.Background(), runner.Plan{Concurrency: c, Requests: n, Warmup: c, Timeout: time.Minute})
 	// A handler files its trace just after its last write: wait for all.
 	truth := map[string]sim.TraceRequest{}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -202,7 +202,7 @@ func warningChecks(ws []analyze.Warning) string {
 
 func TestServerWithoutUsageIsFlagged(t *testing.T) {
 	res := measure(t, profile(t, "wire: {omit_usage: true}\n"), "completions", 4, 8, 50, true)
-	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Context{OutputTokens: 50, IgnoreEOS: true})
+	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Asked{OutputTokens: 50, IgnoreEOS: true})
 	if !strings.Contains(warningChecks(ws), "token_source") {
 		t.Errorf("no token_source warning for a server without usage; warnings: %v", ws)
 	}
@@ -214,13 +214,13 @@ func TestServerWithoutUsageIsFlagged(t *testing.T) {
 func TestShortOutputIsFlagged(t *testing.T) {
 	p := profile(t, "eos_probability: 0.05\nwire: {ignore_ignore_eos: true}\n")
 	res := measure(t, p, "completions", 4, 8, 100, true)
-	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Context{OutputTokens: 100, IgnoreEOS: true})
+	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Asked{OutputTokens: 100, IgnoreEOS: true})
 	if !strings.Contains(warningChecks(ws), "short_output") {
 		t.Errorf("mean output %.0f of 100 asked and no short_output warning: %v", res.stage.MeanOutputTokens, ws)
 	}
 	// An honest server is not flagged.
 	res = measure(t, profile(t, "eos_probability: 0.05\n"), "completions", 4, 8, 100, true)
-	ws = analyze.Warnings([]summary.Stage{res.stage}, analyze.Context{OutputTokens: 100, IgnoreEOS: true})
+	ws = analyze.Warnings([]summary.Stage{res.stage}, analyze.Asked{OutputTokens: 100, IgnoreEOS: true})
 	if strings.Contains(warningChecks(ws), "short_output") || res.stage.MeanOutputTokens != 100 {
 		t.Errorf("server honouring ignore_eos: mean %.0f, warnings %v", res.stage.MeanOutputTokens, ws)
 	}
@@ -248,7 +248,7 @@ func TestFaultsBecomeStatuses(t *testing.T) {
 			defer b.Close()
 			wl := workload.Synthetic{InputTokens: 8, OutputTokens: 50, IgnoreEOS: true}
 			r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
-			recs := r.Stage(context.Background(), runner.Stage{Concurrency: 2, Requests: 2, Timeout: 300 * time.Millisecond})
+			recs := r.Stage(context.Background(), runner.Plan{Concurrency: 2, Requests: 2, Timeout: 300 * time.Millisecond})
 			if len(recs) != 2 {
 				t.Fatalf("%d records of 2 requests", len(recs))
 			}
@@ -276,7 +276,7 @@ func TestHTTP2(t *testing.T) {
 	defer b.Close()
 	wl := workload.Synthetic{InputTokens: 16, OutputTokens: 50, IgnoreEOS: true}
 	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
-	recs := r.Stage(context.Background(), runner.Stage{Concurrency: 16, Requests: 32, Timeout: time.Minute})
+	recs := r.Stage(context.Background(), runner.Plan{Concurrency: 16, Requests: 32, Timeout: time.Minute})
 	for deadline := time.Now().Add(5 * time.Second); len(srv.Trace()) < 32 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -6,6 +6,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"sort"
@@ -19,6 +20,16 @@ type Dist struct {
 	P90  float64 `json:"p90"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+}
+
+// MarshalJSON writes an empty sample's figures as zeros (JSON has no NaN;
+// N = 0 says they are not figures).
+func (d Dist) MarshalJSON() ([]byte, error) {
+	type plain Dist
+	if d.N == 0 {
+		return json.Marshal(plain{})
+	}
+	return json.Marshal(plain(d))
 }
 
 // Rank is the nearest-rank index (0-based) of percentile p in n samples:

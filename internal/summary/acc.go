@@ -76,7 +76,7 @@ func (a *Acc) Add(r *record.Record) {
 	a.first, a.last = min(a.first, r.Sent), max(a.last, r.Done)
 	a.busy += r.Done - r.Sent
 	a.sent, a.done = append(a.sent, r.Sent), append(a.done, r.Done)
-	q := r.Sent - r.Scheduled
+	q := r.ClientQueue()
 	a.queue = append(a.queue, ms(q))
 	if r.Rate > 0 && q > LateThreshold {
 		s.Late++
@@ -116,20 +116,22 @@ func (a *Acc) Add(r *record.Record) {
 	if len(r.Chunks) == 0 {
 		return
 	}
-	a.ttft = append(a.ttft, ms(r.FirstToken-r.Sent))
-	if r.FirstContent != record.Unset {
-		a.ttfo = append(a.ttfo, ms(r.FirstContent-r.Sent))
+	ttft, _ := r.TTFT()
+	a.ttft = append(a.ttft, ms(ttft))
+	if ttfo, ok := r.TTFO(); ok {
+		a.ttfo = append(a.ttfo, ms(ttfo))
 	} else {
 		s.NoContent++
 	}
-	lat := r.LastToken - r.Sent
+	lat, _ := r.E2E()
 	a.e2e = append(a.e2e, ms(lat))
-	if lat > 0 {
-		a.reqTokS = append(a.reqTokS, float64(r.OutputTokens)/lat.Seconds())
+	if v, ok := r.RequestTokS(); ok {
+		a.reqTokS = append(a.reqTokS, v)
 	}
-	if dt, dn := r.LastToken-r.FirstToken, r.OutputTokens-r.Chunks[0].Tokens; dn > 0 && dt > 0 {
-		a.tpot = append(a.tpot, ms(dt)/float64(dn))
-		a.decode = append(a.decode, float64(dn)/dt.Seconds())
+	if tpot, ok := r.TPOT(); ok {
+		d, _ := r.DecodeTokS()
+		a.tpot = append(a.tpot, tpot)
+		a.decode = append(a.decode, d)
 	}
 }
 
@@ -284,10 +286,11 @@ func (a *Acc) gapDists() (icl, itl stats.Dist) {
 }
 
 // steady is the tokens whose chunks arrived while at least target requests
-// were in flight, divided by the time that was so (METRICS.md §3).
+// were in flight, divided by the time that was so (METRICS.md §3); 0 when
+// no time had the target in flight.
 func (a *Acc) steady() float64 {
 	if a.target <= 0 {
-		return math.NaN()
+		return 0
 	}
 	slices.Sort(a.sent)
 	slices.Sort(a.done)
@@ -321,7 +324,7 @@ func (a *Acc) steady() float64 {
 		total += sp.to - sp.from
 	}
 	if total <= 0 {
-		return math.NaN()
+		return 0
 	}
 	tokens := 0
 	a.each(func(ok bool, _ int, at time.Duration, n int) {

@@ -31,7 +31,7 @@ type Stage struct {
 	CachedTokens int     `json:"cached_tokens"`
 
 	AggregateTokS        float64 `json:"aggregate_tok_s"`
-	SteadyTokS           float64 `json:"steady_tok_s"` // NaN when no time had the target in flight
+	SteadyTokS           float64 `json:"steady_tok_s"` // 0 when no time had the target in flight
 	InputTokS            float64 `json:"input_tok_s"`
 	TotalTokS            float64 `json:"total_tok_s"`
 	RequestsPerS         float64 `json:"requests_per_s"`

@@ -15,26 +15,15 @@ import (
 	"github.com/tokperf/tokperf/internal/record"
 )
 
-// GPUSample is one reading of one GPU from nvidia-smi.
-type GPUSample struct {
-	At          time.Duration `json:"at_ns"`
-	Index       int           `json:"index"`
-	Name        string        `json:"name"`
-	MemUsedMiB  float64       `json:"mem_used_mib"`
-	MemTotalMiB float64       `json:"mem_total_mib"`
-	UtilPct     float64       `json:"util_pct"`
-	PowerW      float64       `json:"power_w"`
-}
-
 // gpuQuery is what tokperf asks nvidia-smi for, every 250 ms, from one
 // long-lived process per run.
 var gpuQuery = []string{"--query-gpu=index,name,memory.used,memory.total,utilization.gpu,power.draw", "--format=csv,noheader,nounits", "-lms", "250"}
 
 // ParseGPULine reads one CSV line of that query.
-func ParseGPULine(line string) (GPUSample, error) {
+func ParseGPULine(line string) (record.GPUSample, error) {
 	f := strings.Split(line, ",")
 	if len(f) != 6 {
-		return GPUSample{}, fmt.Errorf("nvidia-smi line %q: want 6 fields, got %d", line, len(f))
+		return record.GPUSample{}, fmt.Errorf("nvidia-smi line %q: want 6 fields, got %d", line, len(f))
 	}
 	for i := range f {
 		f[i] = strings.TrimSpace(f[i])
@@ -48,9 +37,9 @@ func ParseGPULine(line string) (GPUSample, error) {
 	}
 	idx, err := strconv.Atoi(f[0])
 	if err != nil {
-		return GPUSample{}, fmt.Errorf("nvidia-smi line %q: index %q", line, f[0])
+		return record.GPUSample{}, fmt.Errorf("nvidia-smi line %q: index %q", line, f[0])
 	}
-	return GPUSample{Index: idx, Name: f[1], MemUsedMiB: num(f[2]), MemTotalMiB: num(f[3]), UtilPct: num(f[4]), PowerW: num(f[5])}, nil
+	return record.GPUSample{Index: idx, Name: f[1], MemUsedMiB: num(f[2]), MemTotalMiB: num(f[3]), UtilPct: num(f[4]), PowerW: num(f[5])}, nil
 }
 
 // GPUWatcher samples every GPU while a run goes on.
@@ -58,7 +47,7 @@ type GPUWatcher struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	mu      sync.Mutex
-	samples []GPUSample
+	samples []record.GPUSample
 }
 
 // WatchGPUs starts nvidia-smi when it is on PATH; nil when it is not.
@@ -95,10 +84,10 @@ func WatchGPUs(ctx context.Context, clock record.Clock) *GPUWatcher {
 }
 
 // Samples returns the samples taken so far.
-func (w *GPUWatcher) Samples() []GPUSample {
+func (w *GPUWatcher) Samples() []record.GPUSample {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]GPUSample(nil), w.samples...)
+	return append([]record.GPUSample(nil), w.samples...)
 }
 
 // Stop ends nvidia-smi.
@@ -108,8 +97,8 @@ func (w *GPUWatcher) Stop() {
 	w.cmd.Wait()
 }
 
-// GPUStage is what the GPUs did during a window.
-type GPUStage struct {
+// GPUReading is what the GPUs did during a window.
+type GPUReading struct {
 	GPUs      int
 	Names     []string
 	MaxMemMiB float64 // summed over GPUs, the highest reading
@@ -121,8 +110,8 @@ type GPUStage struct {
 
 // SummarizeGPUs integrates power over [from, to] (trapezoids between
 // samples, cut at the window's edges) for each GPU and sums.
-func SummarizeGPUs(all []GPUSample, from, to time.Duration) GPUStage {
-	by := map[int][]GPUSample{}
+func SummarizeGPUs(all []record.GPUSample, from, to time.Duration) GPUReading {
+	by := map[int][]record.GPUSample{}
 	for _, s := range all {
 		by[s.Index] = append(by[s.Index], s)
 	}
@@ -131,7 +120,7 @@ func SummarizeGPUs(all []GPUSample, from, to time.Duration) GPUStage {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	st := GPUStage{GPUs: len(idx)}
+	st := GPUReading{GPUs: len(idx)}
 	var utilSum float64
 	var utilN int
 	mem := map[time.Duration]float64{}
@@ -144,10 +133,10 @@ func SummarizeGPUs(all []GPUSample, from, to time.Duration) GPUStage {
 		// samples once a second): an uncovered edge would count as 0 W.
 		pw := ss
 		if first := ss[0]; first.At > from {
-			pw = append([]GPUSample{{At: from, PowerW: first.PowerW}}, pw...)
+			pw = append([]record.GPUSample{{At: from, PowerW: first.PowerW}}, pw...)
 		}
 		if last := ss[len(ss)-1]; last.At < to {
-			pw = append(pw[:len(pw):len(pw)], GPUSample{At: to, PowerW: last.PowerW})
+			pw = append(pw[:len(pw):len(pw)], record.GPUSample{At: to, PowerW: last.PowerW})
 		}
 		e := 0.0
 		for k := 1; k < len(pw); k++ {

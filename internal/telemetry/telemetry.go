@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -63,42 +64,13 @@ func Parse(r io.Reader) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// Names are the metrics an engine exposes for each figure tokperf reads.
-type Names struct {
-	Running, Waiting, KV, Preemptions, Generated, Prompt  string
-	SpecDrafts, SpecDraftTokens, SpecAccepted, SpecLength string
-	CacheHits, CacheQueries, CacheHitRate                 string
-}
-
-// EngineNames maps an engine to its metric names.
-var EngineNames = map[string]Names{
-	"vllm": {Running: "vllm:num_requests_running", Waiting: "vllm:num_requests_waiting", KV: "vllm:kv_cache_usage_perc",
-		Preemptions: "vllm:num_preemptions_total", Generated: "vllm:generation_tokens_total", Prompt: "vllm:prompt_tokens_total",
-		SpecDrafts: "vllm:spec_decode_num_drafts_total", SpecDraftTokens: "vllm:spec_decode_num_draft_tokens_total",
-		SpecAccepted: "vllm:spec_decode_num_accepted_tokens_total",
-		CacheHits:    "vllm:prefix_cache_hits_total", CacheQueries: "vllm:prefix_cache_queries_total"},
-	"sglang": {Running: "sglang:num_running_reqs", Waiting: "sglang:num_queue_reqs", KV: "sglang:token_usage",
-		Generated: "sglang:generation_tokens_total", Prompt: "sglang:prompt_tokens_total",
-		SpecLength: "sglang:spec_accept_length", CacheHitRate: "sglang:cache_hit_rate"},
-	"llamacpp": {Running: "llamacpp:requests_processing", Waiting: "llamacpp:requests_deferred",
-		Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total"},
-	"tgi": {Running: "tgi_batch_current_size", Waiting: "tgi_queue_size", Generated: "tgi_request_generated_tokens_total"},
-}
-
-func (n Names) all() []string {
+func names(n engine.Metrics) []string {
 	return []string{n.Running, n.Waiting, n.KV, n.Preemptions, n.Generated, n.Prompt, n.SpecDrafts, n.SpecDraftTokens,
 		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate}
 }
 
-// Sample is one scrape, at an offset on the run's clock.
-type Sample struct {
-	Stage  int                `json:"stage"`
-	At     time.Duration      `json:"at_ns"`
-	Values map[string]float64 `json:"values"`
-}
-
 // Scrape fetches and parses /metrics once, keeping only the engine's names.
-func Scrape(ctx context.Context, client *http.Client, url string, keep Names) (map[string]float64, error) {
+func Scrape(ctx context.Context, client *http.Client, url string, keep engine.Metrics) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -118,7 +90,7 @@ func Scrape(ctx context.Context, client *http.Client, url string, keep Names) (m
 		return nil, err
 	}
 	out := map[string]float64{}
-	for _, name := range keep.all() {
+	for _, name := range names(keep) {
 		if v, ok := all[name]; ok && name != "" {
 			out[name] = v
 		}
@@ -131,18 +103,18 @@ type Watcher struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
-	samples []Sample
+	samples []record.ServerSample
 }
 
 // Watch scrapes now and then every interval until Stop, which scrapes once
 // more. Failed scrapes are skipped.
-func Watch(ctx context.Context, client *http.Client, url string, names Names, clock record.Clock, stage int, every time.Duration) *Watcher {
+func Watch(ctx context.Context, client *http.Client, url string, names engine.Metrics, clock record.Clock, stage int, every time.Duration) *Watcher {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{cancel: cancel, done: make(chan struct{})}
 	scrape := func(ctx context.Context) {
 		if v, err := Scrape(ctx, client, url, names); err == nil {
 			w.mu.Lock()
-			w.samples = append(w.samples, Sample{Stage: stage, At: clock.Now(), Values: v})
+			w.samples = append(w.samples, record.ServerSample{Stage: stage, At: clock.Now(), Values: v})
 			w.mu.Unlock()
 		}
 	}
@@ -165,7 +137,7 @@ func Watch(ctx context.Context, client *http.Client, url string, names Names, cl
 }
 
 // Stop ends the watch and returns the samples, oldest first.
-func (w *Watcher) Stop() []Sample {
+func (w *Watcher) Stop() []record.ServerSample {
 	w.cancel()
 	<-w.done
 	w.mu.Lock()
@@ -173,8 +145,8 @@ func (w *Watcher) Stop() []Sample {
 	return w.samples
 }
 
-// Stage is what the server's counters say about one stage.
-type Stage struct {
+// Reading is what the server's counters say about one window.
+type Reading struct {
 	Samples     int
 	MaxRunning  float64
 	MaxWaiting  float64
@@ -190,14 +162,14 @@ type Stage struct {
 
 // Summarize reads the samples taken between from and to (the measured
 // window of a stage; warm-up excluded).
-func Summarize(all []Sample, n Names, from, to time.Duration) Stage {
-	var samples []Sample
+func Summarize(all []record.ServerSample, n engine.Metrics, from, to time.Duration) Reading {
+	var samples []record.ServerSample
 	for _, x := range all {
 		if x.At >= from && x.At <= to {
 			samples = append(samples, x)
 		}
 	}
-	s := Stage{Samples: len(samples), CacheHit: math.NaN(), GenTokS: math.NaN(), PromptTokS: math.NaN()}
+	s := Reading{Samples: len(samples), CacheHit: math.NaN(), GenTokS: math.NaN(), PromptTokS: math.NaN()}
 	if len(samples) == 0 {
 		return s
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 func TestParse(t *testing.T) {
@@ -50,8 +53,8 @@ func TestParseLlamaCapture(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	n := EngineNames["vllm"]
-	s := Summarize([]Sample{
+	n := engine.Metrics{Running: "r", Waiting: "w", Generated: "g", SpecDrafts: "d", SpecDraftTokens: "dt", SpecAccepted: "a"}
+	s := Summarize([]record.ServerSample{
 		{At: 0, Values: map[string]float64{n.Running: 3, n.Generated: 100, n.SpecDrafts: 10, n.SpecDraftTokens: 30, n.SpecAccepted: 15}},
 		{At: 1e9, Values: map[string]float64{n.Running: 8, n.Waiting: 2, n.Generated: 600, n.SpecDrafts: 110, n.SpecDraftTokens: 330, n.SpecAccepted: 165}},
 		{At: 2e9, Values: map[string]float64{n.Running: 5, n.Generated: 1100, n.SpecDrafts: 210, n.SpecDraftTokens: 630, n.SpecAccepted: 315}},
@@ -73,14 +76,14 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestGPUEnergy(t *testing.T) {
-	var samples []GPUSample
+	var samples []record.GPUSample
 	// Two GPUs every 250 ms for 4 s: one at a constant 100 W, one ramping
 	// from 100 W to 300 W.
 	for i := 0; i <= 16; i++ {
 		at := time.Duration(i) * 250 * time.Millisecond
 		samples = append(samples,
-			GPUSample{At: at, Index: 0, Name: "H100", MemUsedMiB: 1000, PowerW: 100, UtilPct: 50},
-			GPUSample{At: at, Index: 1, Name: "H100", MemUsedMiB: 2000, PowerW: 100 + 50*at.Seconds(), UtilPct: 70})
+			record.GPUSample{At: at, Index: 0, Name: "H100", MemUsedMiB: 1000, PowerW: 100, UtilPct: 50},
+			record.GPUSample{At: at, Index: 1, Name: "H100", MemUsedMiB: 2000, PowerW: 100 + 50*at.Seconds(), UtilPct: 70})
 	}
 	// Window 1 s to 3 s: 100 W × 2 s + the mean of 150..250 W × 2 s = 200 + 400 J.
 	g := SummarizeGPUs(samples, time.Second, 3*time.Second)
@@ -93,7 +96,7 @@ func TestGPUEnergy(t *testing.T) {
 	}
 	// Samples that begin after the window does and end before it: the
 	// edges are held at the nearest reading, not counted as 0 W.
-	late := []GPUSample{{At: 1500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 100}, {At: 2500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 300}}
+	late := []record.GPUSample{{At: 1500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 100}, {At: 2500 * time.Millisecond, Index: 0, Name: "H100", PowerW: 300}}
 	if g := SummarizeGPUs(late, time.Second, 3*time.Second); math.Abs(g.EnergyJ-(50+200+150)) > 1e-6 || math.Abs(g.PowerW-200) > 1e-6 {
 		t.Errorf("edges held: %v J, %v W; want 400 J, 200 W", g.EnergyJ, g.PowerW)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
@@ -20,10 +21,10 @@ import (
 // /metrics agree with its engine's own counters and with the tokens its
 // trace says it sent, for both naming schemes.
 func TestMetricsAgainstSimulatorTruth(t *testing.T) {
-	for _, engine := range []string{"vllm", "sglang"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, name := range []string{"vllm", "sglang"} {
+		t.Run(name, func(t *testing.T) {
 			p, err := sim.ParseProfile("spec.yaml", []byte(`name: spec
-engine: `+engine+`
+engine: `+name+`
 model: m
 decode: {linear: {a_ms: 4, c_ms: 0.05}}
 prefill: {per_token_us: 10}
@@ -40,12 +41,12 @@ speculative: {method: EAGLE, drafts: 3, acceptance: 0.6}
 				go func() { defer close(done); srv.Serve(ctx, n) }()
 				client := backend.NewClient(8, n.Dial)
 				b, _ := backend.New(backend.Config{URL: "http://sim", Endpoint: "completions", Model: "m", Conns: 8, Dial: n.Dial})
-				names := telemetry.EngineNames[engine]
+				names := engine.MetricNames(name)
 				clock := record.NewClock()
 				w := telemetry.Watch(ctx, client, "http://sim/metrics", names, clock, 0, 200*time.Millisecond)
 				wl := workload.Synthetic{InputTokens: 16, OutputTokens: 300, IgnoreEOS: true}
 				r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock}
-				recs := r.Stage(ctx, runner.Stage{Concurrency: 8, Requests: 16})
+				recs := r.Stage(ctx, runner.Plan{Concurrency: 8, Requests: 16})
 				time.Sleep(time.Millisecond)
 				samples := w.Stop()
 				got := telemetry.Summarize(samples, names, 0, clock.Now())

@@ -16,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -58,7 +59,7 @@ func TestOpenLoop(t *testing.T) {
 
 func TestSimCommand(t *testing.T) {
 	var out, errw bytes.Buffer
-	e := &env{stdout: &out, stderr: &errw, getenv: func(string) string { return "" }}
+	e := &env{stdout: &out, stderr: &errw}
 	if code := run(context.Background(), []string{"sim", "--list-profiles"}, e); code != 0 {
 		t.Fatalf("exit %d: %s", code, errw.String())
 	}
@@ -70,8 +71,7 @@ func TestSimCommand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
 		var out, errw bytes.Buffer
-		e := &env{stdout: &out, stderr: &errw, getenv: func(string) string { return "" },
-			listen: func(string) (net.Listener, error) { return n, nil }}
+		e := &env{stdout: &out, stderr: &errw, bench: bench.Env{Listen: func(string) (net.Listener, error) { return n, nil }}}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int)
 		go func() { done <- run(ctx, []string{"sim", "--profile", "tiny"}, e) }()
@@ -203,9 +203,23 @@ func TestReportFormats(t *testing.T) {
 	if len(doc.Stages) != 2 || doc.Stages[1].Concurrency != 2 || doc.Stages[1].OutputTokens != 40 || doc.Stages[1].AggregateTokS <= 0 || doc.Verdict.Kind != "rising" {
 		t.Errorf("json report: %+v", doc)
 	}
+	// CSV: one row per stage, one number per cell, the unit in the column name.
 	out, _, code = runCLI(t, "report", "--format", "csv", dir+"/r.jsonl")
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if code != 0 || err != nil || len(rows) != 3 || rows[0][0] != "C" || rows[2][0] != "2" {
-		t.Errorf("csv report (%v): %q", err, out)
+	if code != 0 || err != nil || len(rows) != 3 {
+		t.Fatalf("csv report (%v): %q", err, out)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, name := range []string{"concurrency", "aggregate_tok_s", "ttft_p99_ms", "tpot_p50_ms", "e2e_p99_ms", "output_tokens", "wall_s"} {
+		if _, ok := col[name]; !ok {
+			t.Errorf("csv has no column %s: %q", name, rows[0])
+		}
+	}
+	agg, err := strconv.ParseFloat(rows[2][col["aggregate_tok_s"]], 64)
+	if rows[2][col["concurrency"]] != "2" || rows[2][col["output_tokens"]] != "40" || err != nil || math.Abs(agg-doc.Stages[1].AggregateTokS) > 1e-9 {
+		t.Errorf("csv row %q, want C=2, 40 tokens and the JSON's aggregate %v", rows[2], doc.Stages[1].AggregateTokS)
 	}
 }

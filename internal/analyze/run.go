@@ -1,0 +1,245 @@
+package analyze
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// RunSchema names the JSON form of a Run and its version.
+const RunSchema = "tokperf-run/1"
+
+// Run is the model of one run's results: what was measured, each stage's
+// figures beside what the server's counters and the GPUs said over the
+// same window, the warnings and the verdict, all as numbers, with the
+// sentences rendered from them. A live run and its result file give the
+// same Run, because both are built by one Fold.
+type Run struct {
+	Schema   string       `json:"schema"`
+	File     string       `json:"file,omitempty"`
+	Setup    record.Setup `json:"setup"`
+	OpenLoop bool         `json:"open_loop"`
+	Stages   []Stage      `json:"stages"`
+	Warnings []Warning    `json:"warnings"`
+	// Verdict is the scaling verdict of a closed-loop run of two or more
+	// levels; nil otherwise.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Integrity says whether the file behind the run is whole.
+	Integrity Integrity `json:"integrity"`
+}
+
+// Integrity is what a reader found about a result file's completeness.
+type Integrity struct {
+	Records     int  `json:"records"`     // request lines read, warm-up included
+	Truncated   bool `json:"truncated"`   // the last line was cut short
+	Ended       bool `json:"ended"`       // the end line is there
+	Interrupted bool `json:"interrupted"` // the run was stopped by a signal
+}
+
+// Stage is one stage's figures with the server's and the GPUs' readings.
+type Stage struct {
+	summary.Stage
+	Server *ServerReading `json:"server,omitempty"`
+	GPU    *GPUReading    `json:"gpu,omitempty"`
+	// samples are the per-request values comparisons test (KeepSamples).
+	samples *Samples
+}
+
+// Samples are the per-request values an A/B test needs of a stage: output
+// tokens and latency (s) for the aggregate's interval, decode tok/s, TTFT ms.
+type Samples struct {
+	Pairs  [][2]float64
+	Decode []float64
+	TTFT   []float64
+}
+
+// Samples are the stage's per-request values, nil unless the Fold kept them.
+func (s *Stage) Samples() *Samples { return s.samples }
+
+// Key names a stage across runs: closed-loop stages by concurrency,
+// open-loop ones by rate (and cap), so two runs' stages can be paired.
+func (s *Stage) Key() StageKey { return StageKey{Concurrency: s.Concurrency, Rate: s.Rate} }
+
+// StageKey is what makes two runs' stages comparable.
+type StageKey struct {
+	Concurrency int
+	Rate        float64
+}
+
+// Fold builds a Run from a result's lines as they come, keyed by stage:
+// records (warm-up ones are skipped by the figures), server metrics
+// samples and GPU readings, in any order. It holds per stage only what
+// summary.Acc keeps, plus per-request samples when asked.
+type Fold struct {
+	setup   record.Setup
+	file    string
+	keep    bool
+	stages  map[int]*foldStage
+	integ   Integrity
+	openRun bool
+}
+
+type foldStage struct {
+	acc     *summary.Acc
+	samples *Samples
+	metrics []record.ServerSample
+	gpu     []record.GPUSample
+}
+
+// NewFold starts the fold of a run with setup, from file (empty for none).
+func NewFold(setup record.Setup, file string) *Fold {
+	return &Fold{setup: setup, file: file, stages: map[int]*foldStage{}}
+}
+
+// KeepSamples makes the fold keep the per-request samples A/B tests need.
+func (f *Fold) KeepSamples() { f.keep = true }
+
+func (f *Fold) stage(i, concurrency int) *foldStage {
+	s := f.stages[i]
+	if s == nil {
+		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO)}
+		if f.keep {
+			s.samples = &Samples{}
+		}
+		f.stages[i] = s
+	}
+	return s
+}
+
+// Grow makes room for n requests of stage i (at concurrency c), so a stage
+// of known size never copies its samples to grow them.
+func (f *Fold) Grow(i, c, n int) { f.stage(i, c).acc.Grow(n) }
+
+// Add takes one finished record.
+func (f *Fold) Add(r *record.Record) {
+	f.integ.Records++
+	if r.Rate > 0 {
+		f.openRun = true
+	}
+	s := f.stage(r.Stage, r.Concurrency)
+	s.acc.Add(r)
+	if s.samples == nil || r.Warmup || !r.OK() {
+		return
+	}
+	if lat, ok := r.E2E(); ok {
+		s.samples.Pairs = append(s.samples.Pairs, [2]float64{float64(r.OutputTokens), lat.Seconds()})
+	}
+	if d, ok := r.DecodeTokS(); ok {
+		s.samples.Decode = append(s.samples.Decode, d)
+	}
+	if ttft, ok := r.TTFT(); ok {
+		s.samples.TTFT = append(s.samples.TTFT, record.Ms(ttft))
+	}
+}
+
+// Metrics takes server /metrics samples; each names its stage.
+func (f *Fold) Metrics(samples []record.ServerSample) {
+	for _, m := range samples {
+		if s := f.stages[m.Stage]; s != nil {
+			s.metrics = append(s.metrics, m)
+		}
+	}
+}
+
+// GPU takes GPU readings; each names its stage.
+func (f *Fold) GPU(samples []record.GPUSample) {
+	for _, g := range samples {
+		if s := f.stages[g.Stage]; s != nil {
+			s.gpu = append(s.gpu, g)
+		}
+	}
+}
+
+// Figures are stage i's figures so far (the zero Stage when it has none).
+func (f *Fold) Figures(i int) summary.Stage {
+	s := f.stages[i]
+	if s == nil {
+		return summary.Stage{Index: i}
+	}
+	st := s.acc.Stage()
+	st.Index = i
+	return st
+}
+
+// Integrity records what the reader found about the file's end.
+func (f *Fold) Integrity(truncated, ended, interrupted bool) {
+	f.integ.Truncated, f.integ.Ended, f.integ.Interrupted = truncated, ended, interrupted
+}
+
+// Run computes the run's model from what was folded so far. Stages come
+// in the order they ran; a closed-loop run's are sorted by concurrency.
+func (f *Fold) Run() *Run {
+	run := &Run{Schema: RunSchema, File: f.file, Setup: f.setup, OpenLoop: f.openRun, Integrity: f.integ}
+	idx := make([]int, 0, len(f.stages))
+	for i := range f.stages {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	names := engine.MetricNames(f.setup.Server.Engine)
+	for _, i := range idx {
+		fs := f.stages[i]
+		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples}
+		st.Index = i
+		if st.Requests == 0 {
+			continue // only warm-up finished
+		}
+		st.Server = ServerOf(fs.acc, fs.metrics, names)
+		st.GPU = GPUOf(st.Stage, fs.acc, fs.gpu)
+		run.Stages = append(run.Stages, st)
+	}
+	if !run.OpenLoop {
+		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })
+	}
+	run.Warnings = runWarnings(run)
+	if !run.OpenLoop && len(run.Stages) >= 2 {
+		v := Scaling(run.Figures())
+		run.Verdict = &v
+	}
+	return run
+}
+
+// Figures are the stages' figures alone.
+func (r *Run) Figures() []summary.Stage {
+	out := make([]summary.Stage, len(r.Stages))
+	for i, s := range r.Stages {
+		out[i] = s.Stage
+	}
+	return out
+}
+
+// Find is the stage with key k, nil if the run has none.
+func (r *Run) Find(k StageKey) *Stage {
+	for i := range r.Stages {
+		if r.Stages[i].Key() == k {
+			return &r.Stages[i]
+		}
+	}
+	return nil
+}
+
+// runWarnings runs every check on a run: the stages' own, then what the
+// server's counters showed, stage by stage.
+func runWarnings(r *Run) []Warning {
+	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated})
+	for _, s := range r.Stages {
+		if s.Server != nil {
+			ws = append(ws, s.Server.warnings(s.Stage)...)
+		}
+	}
+	return ws
+}
+
+// finite is v, or nil when it is NaN or infinite (JSON has neither).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }

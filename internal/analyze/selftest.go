@@ -1,0 +1,131 @@
+package analyze
+
+import (
+	"math"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stats"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// SelftestSchema names the JSON form of a Selftest and its version.
+const SelftestSchema = "tokperf-selftest/1"
+
+// Selftest is how far tokperf stays accurate on this machine: level by
+// level of concurrent streams, what it measured against the simulator's
+// ground truth, and its CPU cost against a bare reader's.
+type Selftest struct {
+	Schema string          `json:"schema"`
+	File   string          `json:"file,omitempty"`
+	Levels []SelftestLevel `json:"levels"`
+	// AccurateUpTo is the highest level up to which every level was
+	// accurate (0: not even the first).
+	AccurateUpTo int `json:"accurate_up_to"`
+}
+
+// SelftestLevel is one level of streams.
+type SelftestLevel struct {
+	Streams      int           `json:"streams"`
+	OfferedTokS  float64       `json:"offered_tok_s"`
+	ReceivedTokS float64       `json:"received_tok_s"`
+	CPU          time.Duration `json:"cpu_ns"`
+	Tokens       int           `json:"tokens"`
+	Chunks       int           `json:"chunks"`
+	RSSMB        float64       `json:"memory_mb"`
+	Errors       int           `json:"errors"`
+	// TTFTErr, ITLErr and AggErr are relative errors against the truth.
+	TTFTErr       float64       `json:"ttft_err"`
+	ITLErr        float64       `json:"itl_p50_err"`
+	AggErr        float64       `json:"aggregate_err"`
+	BufferedShare float64       `json:"buffered_share"`
+	BareCPU       time.Duration `json:"bare_cpu_ns"`
+	BareChunks    int           `json:"bare_chunks"`
+	Compared      bool          `json:"compared"` // the truth was there to compare with
+}
+
+// Truth is what the server says it sent for one request: when it arrived
+// and when each chunk left, on the wall clock both processes share.
+type Truth struct {
+	Arrived      time.Time
+	Chunks       []TruthChunk
+	OutputTokens int
+}
+
+// TruthChunk is one chunk as the server sent it.
+type TruthChunk struct {
+	At     time.Time
+	Tokens int
+}
+
+// Fill sets the level's client-side figures from its records.
+func (l *SelftestLevel) Fill(recs []record.Record) {
+	s := summary.Of(recs, l.Streams)
+	l.ReceivedTokS, l.Tokens, l.Errors, l.BufferedShare = s.AggregateTokS, s.OutputTokens, s.Requests-s.OK, s.BufferedShare
+	for _, rec := range recs {
+		l.Chunks += len(rec.Chunks)
+	}
+}
+
+// Compare sets the client's TTFT, median ITL and aggregate against the
+// server's truth for the same requests (truth by record ID); start is the
+// wall time of the client's clock offset 0.
+func (l *SelftestLevel) Compare(recs []record.Record, truth map[int]Truth, start time.Time) {
+	var ttftGot, ttftTrue float64
+	var itlGot, itlTrue []stats.Weighted
+	var first, last time.Time
+	tokens, n := 0, 0
+	for _, rec := range recs {
+		t, ok := truth[rec.ID]
+		if !ok || !rec.OK() || len(t.Chunks) == 0 || len(rec.Chunks) == 0 {
+			continue
+		}
+		n++
+		// The truth is when the first token left the server; the
+		// difference is the time tokperf took to notice it.
+		ttft, _ := rec.TTFT()
+		ttftGot += float64(ttft)
+		ttftTrue += float64(t.Chunks[0].At.Sub(start.Add(rec.Sent)))
+		for i := 1; i < len(rec.Chunks); i++ {
+			itlGot = append(itlGot, stats.Weighted{V: float64(rec.Chunks[i].At-rec.Chunks[i-1].At) / float64(rec.Chunks[i].Tokens), W: rec.Chunks[i].Tokens})
+		}
+		for i := 1; i < len(t.Chunks); i++ {
+			itlTrue = append(itlTrue, stats.Weighted{V: float64(t.Chunks[i].At.Sub(t.Chunks[i-1].At)) / float64(t.Chunks[i].Tokens), W: t.Chunks[i].Tokens})
+		}
+		if first.IsZero() || t.Arrived.Before(first) {
+			first = t.Arrived
+		}
+		if e := t.Chunks[len(t.Chunks)-1].At; e.After(last) {
+			last = e
+		}
+		tokens += t.OutputTokens
+	}
+	if n == 0 {
+		return
+	}
+	l.Compared = true
+	l.TTFTErr = ttftGot/ttftTrue - 1
+	l.ITLErr = stats.DescribeWeighted(itlGot).P50/stats.DescribeWeighted(itlTrue).P50 - 1
+	l.AggErr = l.ReceivedTokS/(float64(tokens)/last.Sub(first).Seconds()) - 1
+}
+
+// PerChunk is tokperf's CPU per chunk in µs.
+func (l SelftestLevel) PerChunk() float64 {
+	return float64(l.CPU.Microseconds()) / float64(max(l.Chunks, 1))
+}
+
+// Accurate says the level was within 2% of the truth everywhere, with no error.
+func (l SelftestLevel) Accurate() bool {
+	return l.Compared && l.Errors == 0 && math.Abs(l.TTFTErr) <= 0.02 && math.Abs(l.ITLErr) <= 0.02 && math.Abs(l.AggErr) <= 0.02
+}
+
+// Conclude sets AccurateUpTo from the levels.
+func (s *Selftest) Conclude() {
+	s.AccurateUpTo = 0
+	for _, l := range s.Levels {
+		if !l.Accurate() {
+			break
+		}
+		s.AccurateUpTo = l.Streams
+	}
+}

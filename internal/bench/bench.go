@@ -1,0 +1,300 @@
+// Package bench runs tokperf's jobs and returns their results as models:
+// Sweep (one stage per load level, --until-saturated), Overhead (the raw
+// endpoint against the chat API, paired), Check (smoke and accuracy),
+// Selftest (how far the client stays accurate) and Experiment (start each
+// server configuration, check it, sweep it, stop it). Each is a typed call;
+// the command line only turns flags into these configs and renders what
+// comes back.
+//
+//	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: "sweep", Load: bench.Load{Concurrency: []int{1, 4}}}, env)
+//	report.Render(os.Stdout, "text", run)
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/sim"
+)
+
+// Version is tokperf's version, written into every result file.
+var Version = "0.1.0"
+
+// Env is what a job may touch beyond its config; tests replace the network.
+type Env struct {
+	// Progress receives human progress lines (stage starts and ends);
+	// nil discards them.
+	Progress io.Writer
+	// Started, when set, is told the setup once the target is known and
+	// before the first request (the command line prints what is measured).
+	Started func(record.Setup)
+	// Getenv reads the environment (nil: none).
+	Getenv func(string) string
+	// Listen opens the embedded simulator's listener (nil: TCP).
+	Listen func(addr string) (net.Listener, error)
+	// Dial replaces the client's dialer (nil: the system's).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (e *Env) progress() io.Writer {
+	if e == nil || e.Progress == nil {
+		return io.Discard
+	}
+	return e.Progress
+}
+
+func (e *Env) started(s record.Setup) {
+	if e != nil && e.Started != nil {
+		e.Started(s)
+	}
+}
+
+func (e *Env) getenv(k string) string {
+	if e == nil || e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+func (e *Env) listen(addr string) (net.Listener, error) {
+	if e == nil || e.Listen == nil {
+		return net.Listen("tcp", addr)
+	}
+	return e.Listen(addr)
+}
+
+func (e *Env) dial() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if e == nil {
+		return nil
+	}
+	return e.Dial
+}
+
+// ConfigError is a job's config that cannot work (a bad profile, an
+// endpoint the engine lacks): the user's to fix, not the server's.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErr(format string, args ...any) error {
+	return &ConfigError{fmt.Errorf(format, args...)}
+}
+
+// Serve runs the simulated server with profile p on addr until ctx ends;
+// ready is told its URL once it listens.
+func Serve(ctx context.Context, p *sim.Profile, addr string, env *Env, ready func(url string)) error {
+	ln, err := env.listen(addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	ready("http://" + ln.Addr().String())
+	return sim.New(p, sim.Options{}).Serve(ctx, ln)
+}
+
+// Target is the server a job measures and how to speak to it.
+type Target struct {
+	URL string // base URL; empty: start the embedded simulator
+	// SimProfile is the simulator's profile (name or YAML file) when URL is empty.
+	SimProfile string
+	Endpoint   string // generate, completions, chat, api-chat; empty: the engine's raw one
+	Engine     string // overrides detection when set
+	Model      string // empty: the first of /v1/models
+	APIKey     string // empty: $OPENAI_API_KEY
+	// WaitReady waits this long for a starting server (0: not at all).
+	WaitReady   time.Duration
+	CachePrompt bool // let llama.cpp reuse its prompt cache
+	HTTP2       bool
+	NetHTTP     bool // HTTP/1.1 through net/http instead of the lean client
+	KeepText    bool // keep each output's text in its record
+	GPUs        int  // GPUs behind the server, for per-GPU figures
+	GPUType     string
+}
+
+// Session is a connection to the target: the embedded simulator started
+// when there is no URL, the server detected, the setup so far.
+type Session struct {
+	Setup   record.Setup
+	t       Target
+	env     *Env
+	base    string
+	client  *http.Client
+	sim     *sim.Server
+	cleanup []func()
+}
+
+// Close stops what the session started.
+func (s *Session) Close() {
+	s.client.CloseIdleConnections()
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+}
+
+// Connect starts the embedded simulator if there is no URL, waits for a
+// starting server if asked, detects the engine and picks model and
+// endpoint. command names the job in the setup.
+func Connect(ctx context.Context, command string, t Target, env *Env) (*Session, error) {
+	if t.APIKey == "" {
+		t.APIKey = env.getenv("OPENAI_API_KEY")
+	}
+	s := &Session{t: t, env: env, base: t.URL, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
+	s.client = backend.NewClient(8, env.dial())
+	out := env.progress()
+	if s.base == "" {
+		p, err := sim.LoadProfile(t.SimProfile)
+		if err != nil {
+			return nil, configErr("--sim-profile: %v", err)
+		}
+		ln, err := env.listen("127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		s.sim = sim.New(p, sim.Options{NoTrace: true})
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); s.sim.Serve(sctx, ln) }()
+		s.cleanup = append(s.cleanup, func() { stop(); <-done })
+		s.base = "http://" + ln.Addr().String()
+		s.Setup.URL, s.Setup.Simulated, s.Setup.Profile, s.Setup.GPUs, s.Setup.GPU = s.base, true, p.Name, p.GPUs, p.GPU
+		fmt.Fprintf(out, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
+	}
+	fail := func(err error) (*Session, error) {
+		s.Close()
+		return nil, err
+	}
+	if t.WaitReady > 0 {
+		took, err := backend.WaitReady(ctx, s.client, s.base, t.APIKey, t.WaitReady)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(out, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
+	}
+	server, models, err := backend.Detect(ctx, s.client, s.base, t.APIKey)
+	if err != nil {
+		return fail(err)
+	}
+	if t.Engine != "" && t.Engine != server.Engine {
+		fmt.Fprintf(out, "--engine %s overrides the detected %q\n", t.Engine, server.Engine)
+		server.Engine = t.Engine
+	}
+	s.Setup.Server = server
+	s.Setup.Model = t.Model
+	if s.Setup.Model == "" {
+		if len(models) == 0 {
+			return fail(fmt.Errorf("%s lists no model at /v1/models: give --model", s.Setup.URL))
+		}
+		s.Setup.Model = models[0]
+	}
+	s.Setup.Endpoint = t.Endpoint
+	if s.Setup.Endpoint == "" {
+		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
+	}
+	if t.GPUs > 0 {
+		s.Setup.GPUs = t.GPUs
+	}
+	if t.GPUType != "" {
+		s.Setup.GPU = t.GPUType
+	}
+	return s, nil
+}
+
+// Backend makes a backend for an endpoint of the session's server, its
+// pool sized for conns requests in flight; with WaitReady it also waits
+// for a first 1-token generation to succeed.
+func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
+	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
+		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText})
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	if s.t.WaitReady > 0 {
+		took, err := FirstGeneration(ctx, b, s.t.WaitReady)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		fmt.Fprintf(s.env.progress(), "first 1-token generation on %s ok after %.1f s more\n", b.Route(), took.Seconds())
+	}
+	return b, nil
+}
+
+// FirstGeneration retries a 1-token request until one succeeds: the last
+// step of waiting for a server, since one can answer /health before it
+// generates.
+func FirstGeneration(ctx context.Context, b *backend.Backend, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	clock := record.NewClock()
+	var last string
+	for time.Since(start) < timeout {
+		rec := record.New(-1)
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		b.Do(rctx, clock, record.Request{Prompt: "ready?", MaxTokens: 1}, &rec)
+		cancel()
+		if rec.OK() {
+			return time.Since(start), nil
+		}
+		last = rec.Error
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return time.Since(start), fmt.Errorf("no 1-token generation succeeded within %v (last: %s)", timeout, last)
+}
+
+// create opens the result file (default under ./tokperf-results/) with a
+// header for setup, on a clock the caller started.
+func create(out, command string, setup record.Setup, clock record.Clock) (string, *results.Writer, error) {
+	if out == "" {
+		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+command+".jsonl")
+	}
+	w, err := results.Create(out, results.Header{
+		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
+		Setup: setup, Machine: machine(),
+	})
+	return out, w, err
+}
+
+// sink writes records to w and keeps its first error.
+type sink struct {
+	w   *results.Writer
+	err error
+}
+
+func (s *sink) write(rec record.Record) {
+	if err := s.w.Write(rec); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *sink) keep(err error) {
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+// close writes the end line; the first error of the file wins.
+func (s *sink) close(interrupted bool) error {
+	err := s.w.Close(interrupted)
+	if s.err != nil {
+		return s.err
+	}
+	return err
+}
+
+func machine() record.Machine {
+	host, _ := os.Hostname()
+	return record.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+}

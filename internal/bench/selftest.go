@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/experiment"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// SelftestConfig is how the self-test ramps.
+type SelftestConfig struct {
+	Streams    []int   // concurrent streams per level
+	StreamRate float64 // tokens per second each stream receives
+	Tokens     int     // output tokens per request
+	// MinChunks is how many chunks each reader reads per level at least
+	// (streams run several requests in turn), so short levels are not noise.
+	MinChunks  int
+	Bare       bool   // also run the bare reference reader at each level
+	CPUProfile string // write a CPU profile of tokperf's side here
+	Out        string
+}
+
+// Selftest measures how far tokperf stays accurate: it runs the simulator
+// in a separate process at a fixed per-stream token rate, ramps the number
+// of streams, and compares what tokperf measured with the simulator's
+// ground truth, and tokperf's CPU cost with a bare reader's.
+func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selftest, error) {
+	dir, err := os.MkdirTemp("", "tokperf-selftest")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	profile := filepath.Join(dir, "selftest.yaml")
+	maxC := 1
+	for _, c := range cfg.Streams {
+		maxC = max(maxC, c)
+	}
+	// Flat steps: every stream gets the same token rate however many run.
+	yaml := fmt.Sprintf("name: selftest\ndescription: flat %.4g ms steps\nengine: vllm\nmodel: selftest\nmax_running: %d\nkv_tokens: 1000000000\nchunked_prefill: 100000000\ncontext_length: 65536\ndecode: {linear: {a_ms: %.6g, c_ms: 0}}\nprefill: {per_token_us: 0.01}\n",
+		1000/cfg.StreamRate, maxC+1, 1000/cfg.StreamRate)
+	if err := os.WriteFile(profile, []byte(yaml), 0o644); err != nil {
+		return nil, err
+	}
+	url, stop, err := startSimProcess(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	progress := env.progress()
+	fmt.Fprintf(progress, "selftest: the simulator runs in its own process at %s: %.4g tok/s per stream, %d tokens per request\n", url, cfg.StreamRate, cfg.Tokens)
+
+	client := backend.NewClient(4, nil)
+	defer client.CloseIdleConnections()
+	probe, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "selftest"})
+	if err != nil {
+		return nil, err
+	}
+	setup := record.Setup{Command: "selftest", URL: url, Simulated: true, Profile: "selftest", Endpoint: "completions", Route: probe.Route(), Client: probe.Client(), Model: "selftest",
+		Server: record.Server{Engine: "vllm"}, Workload: record.Workload{InputTokens: 8, OutputTokens: cfg.Tokens, IgnoreEOS: true}, Load: record.Load{Concurrency: cfg.Streams}}
+	clock := record.NewClock()
+	path, w, err := create(cfg.Out, "selftest", setup, clock)
+	if err != nil {
+		return nil, err
+	}
+	file := &sink{w: w}
+	wl := workload.Synthetic{InputTokens: 8, OutputTokens: cfg.Tokens, IgnoreEOS: true}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path}
+	for i, c := range cfg.Streams {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(progress, "%d streams ...\n", c)
+		b, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "selftest", Conns: c})
+		if err != nil {
+			return nil, err
+		}
+		clearTrace(ctx, client, url)
+		r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock, Sink: file.write}
+		// A warm-up wave opens the connections, as a normal run's does;
+		// then every stream runs perStream requests in turn.
+		perStream := max(1, (cfg.MinChunks+c*cfg.Tokens-1)/(c*cfg.Tokens))
+		// The bare reader runs just before and just after tokperf, so a
+		// drift in the machine's speed falls on both sides alike.
+		var bareCPU [2]time.Duration
+		var bareChunks [2]int
+		if cfg.Bare {
+			bareCPU[0], bareChunks[0] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+		}
+		r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
+		debug.FreeOSMemory() // the peak below starts from what is in use
+		peak := resetPeakRSS()
+		cpu0 := cpuTime()
+		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
+		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
+		if peak {
+			l.RSSMB = peakRSSMB() // the most it held during the level, warm-up wave excluded
+		}
+		b.Close()
+		l.Fill(recs)
+		if truth, err := fetchTrace(ctx, client, url); err == nil {
+			l.Compare(recs, truth, clock.Start())
+		} else {
+			fmt.Fprintf(progress, "  trace: %v\n", err)
+		}
+		if cfg.Bare && ctx.Err() == nil {
+			bareCPU[1], bareChunks[1] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+			l.BareCPU, l.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
+		}
+		res.Levels = append(res.Levels, l)
+		fmt.Fprintf(progress, "  %.0f of %.0f tok/s received, %.1f µs CPU per chunk, %.0f MB, TTFT %+.1f%%, ITL p50 %+.1f%%, aggregate %+.1f%%, %d errors\n",
+			l.ReceivedTokS, l.OfferedTokS, l.PerChunk(), l.RSSMB, 100*l.TTFTErr, 100*l.ITLErr, 100*l.AggErr, l.Errors)
+		if l.BareChunks > 0 {
+			fmt.Fprintf(progress, "  bare reader before and after: %.1f and %.1f µs per chunk\n",
+				float64(bareCPU[0].Microseconds())/float64(max(bareChunks[0], 1)), float64(bareCPU[1].Microseconds())/float64(max(bareChunks[1], 1)))
+		}
+	}
+	if err := file.close(ctx.Err() != nil); err != nil {
+		return nil, err
+	}
+	res.Conclude()
+	return res, nil
+}
+
+// startSimProcess runs `tokperf sim` from this same binary in its own
+// process group and returns its URL (its first line of output).
+func startSimProcess(ctx context.Context, profile string) (string, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0")
+	if testBinary(exe) {
+		// Under go test the binary is the test binary: run the real one.
+		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0")
+		cmd.Dir = moduleRoot()
+	}
+	experiment.OwnGroup(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("starting the simulator: %w", err)
+	}
+	stop := func() {
+		experiment.SignalGroup(cmd.Process, false)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			experiment.SignalGroup(cmd.Process, true)
+			<-done
+		}
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line, ok := <-lines:
+		if !ok || !strings.HasPrefix(line, "http://") {
+			stop()
+			return "", nil, fmt.Errorf("the simulator did not print its URL: %q %s", line, strings.TrimSpace(stderr.String()))
+		}
+		return line, stop, nil
+	case <-time.After(2 * time.Minute):
+		stop()
+		return "", nil, errors.New("the simulator did not start within 2 minutes")
+	case <-ctx.Done():
+		stop()
+		return "", nil, ctx.Err()
+	}
+}
+
+func testBinary(exe string) bool { return strings.HasSuffix(filepath.Base(exe), ".test") }
+
+// moduleRoot finds the directory holding go.mod above the working directory.
+func moduleRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return dir
+}
+
+// resetPeakRSS starts a new peak for peakRSSMB (Linux: clear_refs 5).
+func resetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
+
+// peakRSSMB is the process's peak resident memory since resetPeakRSS.
+func peakRSSMB() float64 { return procStatusMB("VmHWM:") }
+
+// rssMB is the process's resident memory now, from /proc (0 elsewhere).
+func rssMB() float64 { return procStatusMB("VmRSS:") }
+
+func procStatusMB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, field) {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+func clearTrace(ctx context.Context, client *http.Client, url string) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, url+"/sim/trace", nil)
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// fetchTrace is the simulator's ground truth, by the client's request ID.
+func fetchTrace(ctx context.Context, client *http.Client, url string) (map[int]analyze.Truth, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/sim/trace", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var t struct {
+		Requests []sim.TraceRequest `json:"requests"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&t); err != nil {
+		return nil, err
+	}
+	out := map[int]analyze.Truth{}
+	for _, tr := range t.Requests {
+		id, err := strconv.Atoi(strings.TrimPrefix(tr.RequestID, "tokperf-"))
+		if err != nil {
+			continue
+		}
+		truth := analyze.Truth{Arrived: tr.Arrived, OutputTokens: tr.OutputTokens}
+		for _, c := range tr.Chunks {
+			truth.Chunks = append(truth.Chunks, analyze.TruthChunk{At: c.At, Tokens: c.Tokens})
+		}
+		out[id] = truth
+	}
+	return out, nil
+}
+
+// bareRead is the reference reader: the same requests with net/http, a
+// timestamp per data line, nothing parsed; a warm-up wave first, then
+// perStream requests per stream. It returns the CPU time and the chunks
+// of the measured requests.
+func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true, Proxy: nil}}
+	defer client.CloseIdleConnections()
+	body := fmt.Sprintf(`{"prompt":"a b c d e f g h","max_tokens":%d,"stream":true,"ignore_eos":true,"temperature":0}`, tokens)
+	one := func() int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		stamps := make([]time.Time, 0, tokens+2)
+		br := bufio.NewReaderSize(resp.Body, 4096)
+		for {
+			line, err := br.ReadSlice('\n')
+			if bytes.HasPrefix(line, []byte("data: {")) {
+				stamps = append(stamps, time.Now())
+			}
+			if err != nil {
+				break
+			}
+		}
+		return len(stamps)
+	}
+	wave := func(n int) int {
+		var mu sync.Mutex
+		chunks := 0
+		var wg sync.WaitGroup
+		for range streams {
+			wg.Go(func() {
+				got := 0
+				for range n {
+					got += one()
+				}
+				mu.Lock()
+				chunks += got
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return chunks
+	}
+	wave(1)
+	runtime.GC()
+	cpu0 := cpuTime()
+	chunks := wave(perStream)
+	return cpuTime() - cpu0, chunks
+}

@@ -1,0 +1,245 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/telemetry"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// Load is how many requests a job sends and when, stage by stage.
+type Load struct {
+	// Concurrency is one closed-loop stage per level; with Rates, its
+	// single value caps the requests in flight (when CapSet).
+	Concurrency []int
+	CapSet      bool
+	// Rates is one open-loop stage per rate (requests/s).
+	Rates    []float64
+	Arrival  schedule.Arrival // poisson or constant
+	Requests int              // measured per stage; 0: max(4, 2×C), open loop 60×rate
+	Duration time.Duration    // start requests for this long per stage instead
+	Warmup   int              // per stage; -1: one round at the stage's concurrency
+	Timeout  time.Duration    // per request
+	Seed     int64
+	// UntilSaturated keeps doubling concurrency while aggregate grows 10%
+	// or more per doubling (up to MaxConcurrency), then measures the level
+	// between the last two.
+	UntilSaturated bool
+	MaxConcurrency int
+}
+
+// Plans are the load's stages.
+func (l Load) Plans() []runner.Plan {
+	var out []runner.Plan
+	if len(l.Rates) > 0 {
+		cap := 0
+		if l.CapSet {
+			cap = l.Concurrency[0]
+		}
+		for i, r := range l.Rates {
+			n := l.Requests
+			if n == 0 && l.Duration == 0 {
+				n = max(4, int(60*r))
+			}
+			out = append(out, runner.Plan{Index: i, Concurrency: cap, Rate: r, Arrival: l.Arrival,
+				Requests: n, Duration: l.Duration, Warmup: max(l.Warmup, 0), Timeout: l.Timeout, Seed: l.Seed + int64(i)})
+		}
+		return out
+	}
+	for i, c := range l.Concurrency {
+		out = append(out, l.level(i, c))
+	}
+	return out
+}
+
+// level is the closed-loop stage at concurrency c.
+func (l Load) level(index, c int) runner.Plan {
+	st := runner.Plan{Index: index, Concurrency: c, Requests: max(4, 2*c), Duration: l.Duration, Warmup: c, Timeout: l.Timeout, Seed: l.Seed}
+	if l.Requests > 0 || l.Duration > 0 {
+		st.Requests = l.Requests
+	}
+	if l.Warmup >= 0 {
+		st.Warmup = l.Warmup
+	}
+	return st
+}
+
+// record is the load as the result header keeps it.
+func (l Load) record() record.Load {
+	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
+	if len(l.Rates) > 0 {
+		out.Rate, out.Arrival = l.Rates[0], string(l.Arrival)
+		if l.CapSet {
+			out.Concurrency = l.Concurrency
+		}
+	} else {
+		out.Concurrency = l.Concurrency
+	}
+	return out
+}
+
+// SweepConfig is a run or a sweep.
+type SweepConfig struct {
+	Command  string // run or sweep, for the setup and the file name
+	Target   Target
+	Workload workload.Synthetic
+	Load     Load
+	SLO      record.SLO
+	Out      string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
+}
+
+// Sweep runs every stage of the load against the target, writes each
+// record to the result file as it finishes and folds it into the run's
+// model, which it returns (its File is the result file). An interrupted
+// sweep returns what finished, its Integrity marked interrupted.
+func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error) {
+	plans := cfg.Load.Plans()
+	maxConns := 1
+	for _, p := range plans {
+		maxConns = max(maxConns, p.Concurrency, int(p.Rate*4))
+	}
+	sess, err := Connect(ctx, cfg.Command, cfg.Target, env)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	setup := sess.Setup
+	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix}
+	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
+	setup.SLO = cfg.SLO
+	b, err := sess.Backend(ctx, setup.Endpoint, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	setup.Route, setup.Client = b.Route(), b.Client()
+	setup.Load = cfg.Load.record()
+
+	// GPU telemetry where nvidia-smi exists: one process for the run; its
+	// first readings name the GPUs in the header.
+	clock := record.NewClock()
+	gpus := telemetry.WatchGPUs(ctx, clock)
+	if gpus != nil {
+		defer gpus.Stop()
+		for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Detected GPUs describe a real server on this machine; a simulated
+		// one keeps its profile's, and --gpus always wins.
+		if st := telemetry.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && cfg.Target.GPUs == 0 {
+			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
+		}
+	}
+	out, w, err := create(cfg.Out, cfg.Command, setup, clock)
+	if err != nil {
+		return nil, err
+	}
+	file := &sink{w: w}
+	fold := analyze.NewFold(setup, out)
+	wl := cfg.Workload
+	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock, Sink: file.write}
+	progress := env.progress()
+	env.started(setup)
+	names := engine.MetricNames(setup.Server.Engine)
+	scrape := false
+	if names.Generated != "" {
+		_, err := telemetry.Scrape(ctx, sess.client, sess.base+"/metrics", names)
+		scrape = err == nil
+	}
+	var figures []summary.Stage
+	stage := func(p runner.Plan) {
+		label := fmt.Sprintf("C=%d", p.Concurrency)
+		if p.Rate > 0 {
+			label = fmt.Sprintf("rate=%g/s", p.Rate)
+		}
+		what := fmt.Sprintf("%d requests", p.Requests)
+		if p.Requests == 0 {
+			what = "requests for " + p.Duration.String()
+		}
+		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
+		var watch *telemetry.Watcher
+		if scrape {
+			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
+		}
+		start := clock.Now()
+		// The stage's figures are built as requests finish; the records
+		// themselves live only in the result file.
+		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
+		r.Each(ctx, p, fold.Add)
+		if watch != nil {
+			samples := watch.Stop()
+			file.keep(w.WriteMetrics(samples))
+			fold.Metrics(samples)
+		}
+		if gpus != nil {
+			var mine []record.GPUSample
+			for _, g := range gpus.Samples() {
+				if g.At >= start {
+					g.Stage = p.Index
+					mine = append(mine, g)
+				}
+			}
+			file.keep(w.WriteGPU(p.Index, mine))
+			fold.GPU(mine)
+		}
+		s := fold.Figures(p.Index)
+		figures = append(figures, s)
+		fmt.Fprintf(progress, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
+	}
+	for _, p := range plans {
+		stage(p)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	for cfg.Load.UntilSaturated && ctx.Err() == nil && len(figures) >= 2 {
+		next, last, why := nextLevel(figures, cfg.Load, setup.SLO)
+		if why != "" {
+			fmt.Fprintf(progress, "--until-saturated: %s\n", why)
+		}
+		if next == 0 {
+			break
+		}
+		stage(cfg.Load.level(len(figures), next))
+		if last {
+			break
+		}
+	}
+	interrupted := ctx.Err() != nil
+	fold.Integrity(false, true, interrupted)
+	if err := file.close(interrupted); err != nil {
+		return nil, err
+	}
+	return fold.Run(), nil
+}
+
+// nextLevel is --until-saturated's next concurrency after the levels so
+// far: double while aggregate grows 10% or more per doubling; once it does
+// not, the level between the last two, which is the last. 0 stops, with a
+// reason to print where there is one.
+func nextLevel(levels []summary.Stage, l Load, slo record.SLO) (next int, last bool, why string) {
+	a, b := levels[len(levels)-2], levels[len(levels)-1]
+	switch {
+	case b.OK < b.Requests:
+		return 0, true, fmt.Sprintf("stopping, requests failed at C=%d", b.Concurrency)
+	case slo.Set() && float64(b.SLOMet) < 0.9*float64(b.OK):
+		return 0, true, fmt.Sprintf("stopping, only %d of %d requests met the SLO at C=%d", b.SLOMet, b.OK, b.Concurrency)
+	case analyze.PerDoubling(a, b) < analyze.Saturation:
+		if mid := int(math.Round(math.Sqrt(float64(a.Concurrency * b.Concurrency)))); mid > a.Concurrency && mid < b.Concurrency {
+			return mid, true, ""
+		}
+		return 0, true, ""
+	case b.Concurrency*2 > l.MaxConcurrency:
+		return 0, true, fmt.Sprintf("still rising at C=%d; --max-concurrency %d stops it", b.Concurrency, l.MaxConcurrency)
+	}
+	return b.Concurrency * 2, false, ""
+}

@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
+	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// ints is a comma-separated list of positive integers.
+type ints []int
+
+func (v *ints) String() string {
+	var s []string
+	for _, n := range *v {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *ints) Set(s string) error {
+	*v = nil
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive integer", part)
+		}
+		*v = append(*v, n)
+	}
+	return nil
+}
+
+// floats is a comma-separated list of positive numbers.
+type floats []float64
+
+func (v *floats) String() string {
+	var s []string
+	for _, n := range *v {
+		s = append(s, strconv.FormatFloat(n, 'g', -1, 64))
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *floats) Set(s string) error {
+	*v = nil
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(n > 0) {
+			return fmt.Errorf("%q is not a positive number", part)
+		}
+		*v = append(*v, n)
+	}
+	return nil
+}
+
+// waitReady is --wait-ready[=TIMEOUT]: alone it waits up to 10 minutes.
+type waitReady time.Duration
+
+func (w *waitReady) String() string { return time.Duration(*w).String() }
+
+func (w *waitReady) IsBoolFlag() bool { return true }
+
+func (w *waitReady) Set(s string) error {
+	switch s {
+	case "true":
+		*w = waitReady(10 * time.Minute)
+	case "false":
+		*w = 0
+	default:
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration", s)
+		}
+		*w = waitReady(d)
+	}
+	return nil
+}
+
+// targetFlags say which server to measure and how to speak to it.
+type targetFlags struct {
+	url, endpoint, engine, model, apiKey, profile string
+	wait                                          waitReady
+	cachePrompt, http2, netHTTP                   bool
+	gpus                                          int
+	gpuType                                       string
+}
+
+func (f *targetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, or api-chat (Ollama) (default: the raw generation endpoint)")
+	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: "+strings.Join(engine.Names(), ", "))
+	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
+	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key (default $OPENAI_API_KEY; never written to any file)")
+	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
+}
+
+// registerTransport adds the flags of how requests travel and what is
+// behind the server.
+func (f *targetFlags) registerTransport(fs *flag.FlagSet) {
+	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
+	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
+	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
+	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
+}
+
+func (f *targetFlags) check() error {
+	if f.url != "" {
+		u, err := url.Parse(f.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--url %q is not an http(s) URL with a host", f.url)
+		}
+	}
+	switch f.endpoint {
+	case "", "generate", "completions", "chat", "api-chat":
+	default:
+		return usagef("--endpoint %q: want generate, completions, chat or api-chat", f.endpoint)
+	}
+	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
+		return usagef("--engine %q: want %s", f.engine, engine.List())
+	}
+	return nil
+}
+
+func (f *targetFlags) target() bench.Target {
+	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey,
+		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType}
+}
+
+// loadFlags are the flags of run, sweep and overhead.
+type loadFlags struct {
+	targetFlags
+	untilSaturated                      bool
+	maxConc                             int
+	sloTTFT, sloTPOT, sloE2E            time.Duration
+	sharedPrefix                        int
+	out, arrival, format                string
+	conc                                ints
+	rates                               floats
+	requests, inputTokens, outputTokens int
+	warmup                              int
+	duration, timeout                   time.Duration
+	ignoreEOS                           bool
+	temperature                         float64
+	seed                                int64
+	concSet                             bool
+}
+
+func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
+	f.targetFlags.register(fs)
+	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
+	f.registerTransport(fs)
+	if cmd == "sweep" {
+		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
+		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
+	}
+	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "goodput counts requests whose TTFT is at most this")
+	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "goodput counts requests whose TPOT is at most this")
+	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "goodput counts requests whose E2E latency is at most this")
+	fs.StringVar(&f.out, "out", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
+	fs.StringVar(&f.out, "o", "", "shorthand for --out")
+	registerFormat(fs, &f.format)
+	fs.StringVar(&f.arrival, "arrival", "poisson", "open-loop arrivals: poisson or constant")
+	def := "1"
+	if cmd == "sweep" {
+		def = "1,4,16,32"
+	}
+	f.conc.Set(def)
+	fs.Var(&f.conc, "concurrency", "requests in flight, one stage per level (with --rate: a cap)")
+	fs.Var(&f.conc, "c", "shorthand for --concurrency")
+	fs.Var(&f.rates, "rate", "open loop: requests per second, one stage per rate (comma-separated)")
+	fs.IntVar(&f.requests, "requests", 0, "measured requests per stage (default max(4, 2×C); open loop 60×rate)")
+	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
+	fs.IntVar(&f.inputTokens, "input-tokens", bench.DefaultInputTokens, "prompt length in tokens")
+	fs.IntVar(&f.outputTokens, "output-tokens", bench.DefaultOutputTokens, "output tokens asked per request")
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
+	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
+	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
+	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the prompts and arrivals")
+}
+
+func registerFormat(fs *flag.FlagSet, format *string) {
+	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure)")
+}
+
+func checkFormat(format string) error {
+	if !report.Known(format) {
+		return usagef("--format %q: want %s", format, strings.Join(report.Formats(), ", "))
+	}
+	return nil
+}
+
+func parse(fs *flag.FlagSet, args []string, e *env) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fmt.Fprintf(e.stdout, "Usage: tokperf %s [flags]\n\nFlags:\n", fs.Name())
+			fs.PrintDefaults()
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (flags start with -)", fs.Arg(0))
+	}
+	return nil
+}
+
+// parseMixed parses flags that may come after positional arguments
+// ("compare run.jsonl --baseline x") and returns the positionals.
+func parseMixed(fs *flag.FlagSet, args []string, e *env) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(e.stdout, "Usage: tokperf %s [flags] ARGS...\n\nFlags:\n", fs.Name())
+				fs.SetOutput(e.stdout)
+				fs.PrintDefaults()
+				return nil, errHelp
+			}
+			return nil, usagef("%v", err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func (f *loadFlags) check(fs *flag.FlagSet) error {
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "c" || fl.Name == "concurrency" {
+			f.concSet = true
+		}
+	})
+	if err := f.targetFlags.check(); err != nil {
+		return err
+	}
+	if err := checkFormat(f.format); err != nil {
+		return err
+	}
+	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens) {
+		return usagef("--shared-prefix must be below --input-tokens")
+	}
+	if _, err := schedule.Parse(f.arrival); err != nil {
+		return usagef("--arrival: %v", err)
+	}
+	switch {
+	case f.inputTokens < 1:
+		return usagef("--input-tokens must be at least 1")
+	case f.outputTokens < 1:
+		return usagef("--output-tokens must be at least 1")
+	case f.requests < 0:
+		return usagef("--requests must not be negative")
+	case f.duration < 0:
+		return usagef("--duration must not be negative")
+	case f.timeout <= 0:
+		return usagef("--timeout must be positive")
+	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
+		return usagef("SLOs must not be negative")
+	case f.warmup < -1:
+		return usagef("--warmup must be -1 (one round), 0 or more")
+	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
+		return usagef("with --rate, -c is one cap on requests in flight, not a list")
+	case f.untilSaturated && len(f.rates) > 0:
+		return usagef("--until-saturated doubles concurrency: it does not mix with --rate")
+	}
+	return nil
+}
+
+func (f *loadFlags) workload() workload.Synthetic {
+	return workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+}
+
+func (f *loadFlags) load() bench.Load {
+	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requests,
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc}
+}
+
+func (f *loadFlags) slo() record.SLO {
+	return record.SLO{TTFTMs: record.Ms(f.sloTTFT), TPOTMs: record.Ms(f.sloTPOT), E2EMs: record.Ms(f.sloE2E)}
+}

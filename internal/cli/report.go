@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/baseline"
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/report"
+)
+
+// reportCmd is tokperf report: the report of saved result files, in any format.
+func reportCmd(_ context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	var format string
+	registerFormat(fs, &format)
+	paths, err := parseMixed(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usagef("give at least one result file")
+	}
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	for i, path := range paths {
+		if i > 0 && format == "text" {
+			fmt.Fprintln(e.stdout)
+		}
+		// Records are folded into their stage's figures as they are read,
+		// so a file of a million requests is never held in memory.
+		run, err := bench.ReadRun(path, false)
+		if err != nil {
+			return err
+		}
+		if format != "text" {
+			for _, n := range report.Notes(run) {
+				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean
+			}
+		}
+		if err := report.Render(e.stdout, format, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareCmd is tokperf compare: a run against a baseline, or runs A/B.
+func compareCmd(_ context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	name := fs.String("baseline", "", "compare one run with a published baseline (tokperf baselines lists them)")
+	file := fs.String("baselines", "", "a YAML file of your own baselines")
+	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
+	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say")
+	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
+	var format string
+	registerFormat(fs, &format)
+	pos, err := parseMixed(fs, args, e)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(format); err != nil {
+		return err
+	}
+	if *name != "" {
+		if len(pos) != 1 {
+			return usagef("with --baseline, give one result file")
+		}
+		all, err := loadBaselines(*file)
+		if err != nil {
+			return err
+		}
+		b := baseline.Find(all, *name)
+		if b == nil {
+			return usagef("no baseline %q (tokperf baselines lists them)", *name)
+		}
+		run, err := bench.ReadRun(pos[0], false)
+		if err != nil {
+			return err
+		}
+		res, err := analyze.AgainstBaselineRun(run, b, *gpus, *gpu, *claim)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		return report.Render(e.stdout, format, res)
+	}
+	if len(pos) < 2 {
+		return usagef("give two or more result files to compare, or one with --baseline NAME")
+	}
+	var runs []*analyze.Run
+	for _, p := range pos {
+		r, err := bench.ReadRun(p, true)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	res, err := analyze.Compare(runs, *gpus, *gpu)
+	if err != nil {
+		return err
+	}
+	return report.Render(e.stdout, format, res)
+}
+
+func loadBaselines(file string) ([]baseline.Baseline, error) {
+	all := baseline.Builtin()
+	if file == "" {
+		return all, nil
+	}
+	mine, err := baseline.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	return append(mine, all...), nil
+}
+
+// baselinesCmd is tokperf baselines [NAME]: list or show published baselines.
+func baselinesCmd(_ context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	file := fs.String("baselines", "", "a YAML file of your own baselines, in the built-in format")
+	pos, err := parseMixed(fs, args, e)
+	if err != nil {
+		return err
+	}
+	all, err := loadBaselines(*file)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tMODEL\tGPUS\tENGINE\tLEVELS")
+		for _, b := range all {
+			side := analyze.BaselineSide(&b)
+			fmt.Fprintf(tw, "%s\t%s\t%d × %s\t%s\t%v\n", b.Name, b.Model, b.GPUs, baseline.Normalize(b.GPU), side.Engine, side.Levels)
+		}
+		return tw.Flush()
+	}
+	for _, name := range pos {
+		b := baseline.Find(all, name)
+		if b == nil {
+			return usagef("no baseline %q (tokperf baselines lists them)", name)
+		}
+		s := analyze.BaselineSide(b)
+		fmt.Fprintf(e.stdout, "%s\nsource: %s\n", b.Name, b.Source)
+		for _, f := range []struct{ k, v string }{{"model", s.Model}, {"quantization", s.Quantization}, {"GPU", fmt.Sprintf("%d × %s", b.GPUs, b.GPU)},
+			{"engine", b.Engine}, {"speculative", s.Speculative}, {"endpoint", s.Endpoint}, {"input tokens", fmt.Sprint(s.InputTokens)},
+			{"output tokens", fmt.Sprint(s.OutputTokens)}, {"per GPU", fmt.Sprint(b.PerGPU)}, {"notes", b.Notes}} {
+			if f.v != "" && f.v != "0" {
+				fmt.Fprintf(e.stdout, "  %-14s %s\n", f.k, f.v)
+			}
+		}
+		for _, p := range b.Points {
+			fmt.Fprintf(e.stdout, "  C=%-4d %8.1f tok/s aggregate", p.Concurrency, p.AggregateTokS)
+			if p.DecodeTokS > 0 {
+				fmt.Fprintf(e.stdout, ", %.1f decode tok/s", p.DecodeTokS)
+			}
+			if p.TPOTMs > 0 {
+				fmt.Fprintf(e.stdout, ", TPOT %.1f ms", p.TPOTMs)
+			}
+			fmt.Fprintln(e.stdout)
+		}
+	}
+	return nil
+}

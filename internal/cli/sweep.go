@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
+)
+
+// loadCmd is tokperf run and tokperf sweep.
+func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	var f loadFlags
+	f.register(fs, cmd)
+	if err := parse(fs, args, e); err != nil {
+		return err
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	if cmd == "run" && len(f.conc) > 1 && len(f.rates) == 0 {
+		return usagef("run is one stage: give one -c level, or use sweep")
+	}
+	if cmd == "run" && len(f.rates) > 1 {
+		return usagef("run is one stage: give one --rate, or use sweep")
+	}
+	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.target(), Workload: f.workload(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
+	if err != nil {
+		return err
+	}
+	if err := e.render(f.format, run, run.File); err != nil {
+		return err
+	}
+	if run.Integrity.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+// progress is the bench environment with progress on stderr and started
+// called once the setup is known.
+func (e *env) progress(started func(record.Setup)) *bench.Env {
+	b := e.bench
+	b.Progress, b.Started = e.stderr, started
+	return &b
+}
+
+// render writes a job's result in format; the text report of a job with a
+// result file is set off by a blank line and followed by where the records are (on stderr for the
+// machine-readable formats, so stdout stays clean).
+func (e *env) render(format string, result any, file string) error {
+	if format != "text" {
+		if err := report.Render(e.stdout, format, result); err != nil {
+			return err
+		}
+		if file != "" {
+			fmt.Fprintf(e.stderr, "results: %s\n", file)
+		}
+		return nil
+	}
+	if file != "" {
+		fmt.Fprintln(e.stdout)
+	}
+	if err := report.Render(e.stdout, format, result); err != nil {
+		return err
+	}
+	if file != "" {
+		fmt.Fprintf(e.stdout, "results: %s\n", file)
+	}
+	return nil
+}

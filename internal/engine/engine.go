@@ -1,0 +1,178 @@
+// Package engine is the table of the inference servers tokperf knows: how
+// to recognise each (identity routes and the shape of their answers),
+// whether tokperf speaks its native raw endpoint, where tokens per chunk
+// come from, and its Prometheus metric names. Detection, the --engine
+// flag, its help text and the telemetry names all come from it.
+//
+//	e, ok := engine.Lookup("sglang")
+//	fmt.Println(e.Native, e.Metrics.Running) // true sglang:num_running_reqs
+package engine
+
+import "strings"
+
+// Engine is everything tokperf knows of one kind of inference server: how
+// to recognise it, which raw endpoint it has, where tokens per chunk come
+// from, and its Prometheus metric names. Adding an engine is one entry
+// here, one protocol file in internal/backend, and the simulator's
+// imitation of it.
+type Engine struct {
+	Name string // as --engine takes it and the result header records it
+	// Probes are its identity routes; detection asks every engine's at
+	// once and the first entry of the table whose answer matches wins.
+	Probes []Probe
+	// Native says tokperf speaks its own raw generation protocol (the
+	// "generate" endpoint; the protocol is in internal/backend, registered
+	// under Name); false when tokperf speaks only the OpenAI routes to it.
+	Native bool
+	// ChunkTokens says where the tokens of each chunk come from, for help.
+	ChunkTokens string
+	// Metrics are its /metrics names (empty: none that tokperf reads).
+	Metrics Metrics
+}
+
+// Probe is one identity route and what its JSON answer must hold.
+type Probe struct {
+	Path       string
+	VersionKey string // the field holding the version
+	Is         func(map[string]any) bool
+}
+
+func has(keys ...string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		for _, k := range keys {
+			if m[k] == nil {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func anyOf(keys ...string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		for _, k := range keys {
+			if m[k] != nil {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// onlyVersion matches an answer that is {"version": …} and nothing else.
+func onlyVersion(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }
+
+// table is the table, in detection order.
+var table = []Engine{
+	{
+		Name: "sglang",
+		Probes: []Probe{
+			{"/server_info", "version", anyOf("model_path", "tp_size")},
+			{"/get_server_info", "version", anyOf("model_path", "tp_size")},
+			{"/get_model_info", "version", has("model_path", "is_generation")},
+		},
+		Native:      true,
+		ChunkTokens: "cumulative meta_info.completion_tokens",
+		Metrics: Metrics{Running: "sglang:num_running_reqs", Waiting: "sglang:num_queue_reqs", KV: "sglang:token_usage",
+			Generated: "sglang:generation_tokens_total", Prompt: "sglang:prompt_tokens_total",
+			SpecLength: "sglang:spec_accept_length", CacheHitRate: "sglang:cache_hit_rate"},
+	},
+	{
+		Name:        "tgi",
+		Probes:      []Probe{{"/info", "version", has("model_id", "router")}},
+		Native:      true,
+		ChunkTokens: "one event per token; details.generated_tokens",
+		Metrics:     Metrics{Running: "tgi_batch_current_size", Waiting: "tgi_queue_size", Generated: "tgi_request_generated_tokens_total"},
+	},
+	{
+		Name:        "llamacpp",
+		Probes:      []Probe{{"/props", "build_info", anyOf("default_generation_settings", "total_slots")}},
+		Native:      true,
+		ChunkTokens: "tokens per event; timings.predicted_n",
+		Metrics: Metrics{Running: "llamacpp:requests_processing", Waiting: "llamacpp:requests_deferred",
+			Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total"},
+	},
+	{
+		Name:        "ollama",
+		Probes:      []Probe{{"/api/version", "version", onlyVersion}},
+		Native:      true,
+		ChunkTokens: "one line per token; eval_count",
+	},
+	{
+		Name:        "vllm",
+		Probes:      []Probe{{"/version", "version", onlyVersion}},
+		ChunkTokens: "continuous_usage_stats; final usage",
+		Metrics: Metrics{Running: "vllm:num_requests_running", Waiting: "vllm:num_requests_waiting", KV: "vllm:kv_cache_usage_perc",
+			Preemptions: "vllm:num_preemptions_total", Generated: "vllm:generation_tokens_total", Prompt: "vllm:prompt_tokens_total",
+			SpecDrafts: "vllm:spec_decode_num_drafts_total", SpecDraftTokens: "vllm:spec_decode_num_draft_tokens_total",
+			SpecAccepted: "vllm:spec_decode_num_accepted_tokens_total",
+			CacheHits:    "vllm:prefix_cache_hits_total", CacheQueries: "vllm:prefix_cache_queries_total"},
+	},
+	{
+		// Any other OpenAI-compatible server (TensorRT-LLM and the rest):
+		// what detection says when no identity route answers.
+		Name:        "openai",
+		ChunkTokens: "continuous_usage_stats; final usage",
+	},
+}
+
+// Table is every engine, in detection order.
+func Table() []Engine { return table }
+
+// Lookup finds an engine of the table by name.
+func Lookup(name string) (Engine, bool) {
+	for _, e := range table {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Engine{}, false
+}
+
+// Names lists the engines tokperf knows, in table order.
+func Names() []string {
+	var out []string
+	for _, e := range table {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// List is Names for messages: "sglang, tgi, … or openai".
+func List() string {
+	names := Names()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// MetricNames are an engine's /metrics names (zero for an unknown engine).
+func MetricNames(name string) Metrics {
+	e, _ := Lookup(name)
+	return e.Metrics
+}
+
+// DefaultEndpoint is the raw generation endpoint of an engine: its native
+// one where tokperf speaks it, else OpenAI completions.
+func DefaultEndpoint(name string) string {
+	if e, ok := Lookup(name); ok && e.Native {
+		return "generate"
+	}
+	return "completions"
+}
+
+// NativeList lists the engines with a native protocol, for messages: "sglang|tgi|…".
+func NativeList() string {
+	var out []string
+	for _, e := range table {
+		if e.Native {
+			out = append(out, e.Name)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+// Metrics are the metrics an engine exposes for each figure tokperf reads.
+type Metrics struct {
+	Running, Waiting, KV, Preemptions, Generated, Prompt  string
+	SpecDrafts, SpecDraftTokens, SpecAccepted, SpecLength string
+	CacheHits, CacheQueries, CacheHitRate                 string
+}

@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/check"
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// Short is what was measured, on one line: engine, URL, model.
+func Short(s record.Setup) string {
+	d := fmt.Sprintf("%s on %s", s.Server.Engine, s.URL)
+	if s.Simulated {
+		d += fmt.Sprintf(" (embedded simulator, profile %s)", s.Profile)
+	}
+	return d + ", model " + s.Model
+}
+
+// OverheadText writes the paired comparison of the raw endpoint with the
+// chat API, level by level, and a reading of each level.
+func OverheadText(w io.Writer, o *analyze.Overhead) {
+	fmt.Fprintf(w, "%s\nchat %s against raw %s: the same prompts, interleaved; differences are chat − raw with 95%% intervals;\naggregate is C × tokens / E2E for each endpoint (Little's law: both share one window)\n\n", Short(o.Setup), o.ChatRoute, o.RawRoute)
+	fmt.Fprintln(w, "| C | TTFT ms raw / chat | Δ TTFT ms | TPOT ms raw / chat | Δ TPOT ms | decode tok/s raw / chat | aggregate tok/s raw / chat | prompt tokens raw / chat |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, l := range o.Levels {
+		fmt.Fprintf(w, "| %d | %.1f / %.1f | %s | %.2f / %.2f | %s | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |\n",
+			l.C, l.Raw.TTFT.Mean, l.Chat.TTFT.Mean, l.TTFT, l.Raw.TPOT.Mean, l.Chat.TPOT.Mean, l.TPOT,
+			l.Raw.DecodeTokS.Mean, l.Chat.DecodeTokS.Mean, l.RawAggTokS, l.ChatAggTokS, l.PromptRaw, l.PromptChat)
+	}
+	fmt.Fprintln(w)
+	for _, l := range o.Levels {
+		fmt.Fprintln(w, "reading: "+l.Reading)
+	}
+}
+
+// CheckText writes a check's findings and its verdict.
+func CheckText(w io.Writer, r *check.Result) {
+	fmt.Fprintf(w, "%s, %s\n\n", Short(r.Setup), r.Setup.Route)
+	for _, s := range r.Sensible {
+		if len(s.Problems) > 0 {
+			fmt.Fprintf(w, "FAIL sensible output %q: %s\n", s.Prompt, strings.Join(s.Problems, "; "))
+		} else {
+			fmt.Fprintf(w, "ok   sensible output %q (%d tokens, %s)\n", s.Prompt, s.Tokens, s.Finish)
+		}
+	}
+	if d := r.Determinism; d != nil {
+		if d.Same {
+			fmt.Fprintln(w, "ok   greedy determinism: the same prompt twice at temperature 0 gave the same text")
+		} else {
+			fmt.Fprintf(w, "note greedy determinism: the same prompt twice gave different text from word %d (some engines are not deterministic under batching; not a failure)\n", d.Word)
+		}
+	}
+	if a := r.Accuracy; a != nil {
+		verdict := "ok  "
+		if !a.Passed {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "%s accuracy %d of %d = %.1f%% (95%% interval %.1f–%.1f%%; the threshold is %.0f%%)", verdict, a.Right, a.Total, 100*a.Share, 100*a.Lo, 100*a.Hi, 100*a.Threshold)
+		if a.BuiltIn != nil {
+			fmt.Fprintf(w, "; built-in %d/%d", a.BuiltIn.Right, a.BuiltIn.Total)
+		}
+		if a.Eval != nil {
+			fmt.Fprintf(w, "; your eval %d/%d", a.Eval.Right, a.Eval.Total)
+		}
+		fmt.Fprintln(w)
+		for _, x := range a.Wrong {
+			fmt.Fprintf(w, "  %q → %q\n", x.Prompt, x.Output)
+		}
+	}
+	if a := r.Agreement; a != nil {
+		fmt.Fprintf(w, "agreement with --against: %d of %d greedy outputs identical (%.0f%%)", a.Same, a.Total, 100*float64(a.Same)/float64(a.Total))
+		if a.FirstDiff != "" {
+			fmt.Fprintf(w, "; the first difference is on %q at word %d", a.FirstDiff, a.Word)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Passed {
+		fmt.Fprintln(w, "\nverdict: pass")
+	} else {
+		fmt.Fprintln(w, "\nverdict: FAIL — do not trust this configuration's speed until it answers correctly")
+	}
+}
+
+// SelftestText writes the self-test's table and how far tokperf stays accurate.
+func SelftestText(w io.Writer, s *analyze.Selftest) {
+	fmt.Fprintln(w, "| streams | offered tok/s | received tok/s | CPU µs/token | CPU µs/chunk | bare reader µs/chunk | ratio | memory MB | chunks read late | TTFT err | ITL p50 err | aggregate err | errors |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range s.Levels {
+		bare, ratio := "-", "-"
+		if r.BareChunks > 0 {
+			b := float64(r.BareCPU.Microseconds()) / float64(r.BareChunks)
+			bare, ratio = fmt.Sprintf("%.1f", b), fmt.Sprintf("%.2f×", r.PerChunk()/b)
+		}
+		errCell := func(v float64) string {
+			if !r.Compared {
+				return "-"
+			}
+			return fmt.Sprintf("%+.1f%%", 100*v)
+		}
+		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f | %.1f%% | %s | %s | %s | %d |\n", r.Streams, r.OfferedTokS, r.ReceivedTokS,
+			float64(r.CPU.Microseconds())/float64(max(r.Tokens, 1)), r.PerChunk(), bare, ratio, r.RSSMB, 100*r.BufferedShare, errCell(r.TTFTErr), errCell(r.ITLErr), errCell(r.AggErr), r.Errors)
+	}
+	fmt.Fprintln(w)
+	if s.AccurateUpTo == 0 {
+		fmt.Fprintln(w, "accurate up to 0 streams: even the first level was off by more than 2% (or failed)")
+	} else {
+		fmt.Fprintf(w, "accurate up to %d streams (TTFT, median ITL and aggregate within 2%% of the simulator's truth, no errors)\n", s.AccurateUpTo)
+	}
+}
+
+// ExperimentText writes what became of each configuration, then compares
+// those that passed, level by level, each against the first that passed,
+// and names the best at each level.
+func ExperimentText(w io.Writer, e *analyze.Experiment) {
+	for _, o := range e.Configs {
+		status := "ok"
+		if !o.OK {
+			status = "failed"
+		}
+		fmt.Fprintf(w, "%s: %s", o.Name, status)
+		if o.Reason != "" {
+			fmt.Fprintf(w, " (%s)", o.Reason)
+		}
+		fmt.Fprintf(w, "; stopped in %.1f s", o.StoppedS)
+		if o.Released != "" {
+			fmt.Fprintf(w, ", %s", o.Released)
+		}
+		fmt.Fprintf(w, ", log %s\n", o.Log)
+		if o.LogTail != "" {
+			fmt.Fprintf(w, "last lines of its log:\n  %s\n", strings.ReplaceAll(o.LogTail, "\n", "\n  "))
+		}
+	}
+	fmt.Fprintln(w)
+	base := e.Base
+	if base == "" {
+		base = "the first that passed"
+	}
+	fmt.Fprintf(w, "== comparison (aggregate tok/s; ratio to %s where significant, ~ where not)\n", base)
+	head, sep := "| C |", "|--:|"
+	for _, o := range e.Configs {
+		head += " " + o.Name + " |"
+		sep += "--:|"
+	}
+	fmt.Fprintln(w, head+" best |")
+	fmt.Fprintln(w, sep+"---|")
+	var verdicts []string
+	for _, lv := range e.Levels {
+		row := fmt.Sprintf("| %d |", lv.C)
+		for _, c := range lv.Cells {
+			switch {
+			case c.Failed:
+				row += " FAILED |"
+				continue
+			case c.Base:
+				row += fmt.Sprintf(" %.1f |", c.AggregateTokS)
+			case c.Ratio != nil:
+				row += fmt.Sprintf(" %.1f (%.2f×) |", c.AggregateTokS, *c.Ratio)
+			default:
+				row += fmt.Sprintf(" %.1f (~) |", c.AggregateTokS)
+			}
+		}
+		best := lv.Best
+		if best == "" {
+			best = "-"
+		}
+		fmt.Fprintln(w, row+" "+best+" |")
+		if lv.Best != "" {
+			verdicts = append(verdicts, fmt.Sprintf("C=%d: %s (%.1f tok/s)", lv.C, lv.Best, lv.BestTokS))
+		}
+	}
+	for _, o := range e.Configs {
+		if !o.OK {
+			fmt.Fprintf(w, "%s: FAILED — %s\n", o.Name, o.Reason)
+		}
+	}
+	if len(verdicts) == 0 {
+		fmt.Fprintln(w, "verdict: no configuration passed")
+		return
+	}
+	fmt.Fprintln(w, "verdict: the best configuration that passed its checks, by level: "+strings.Join(verdicts, "; "))
+}
