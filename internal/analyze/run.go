@@ -35,7 +35,7 @@ type Run struct {
 
 // Integrity is what a reader found about a result file's completeness.
 type Integrity struct {
-	Records     int  `json:"records"`     // request lines read, warm-up included
+	Records     int  `json:"records"`     // measured requests (warm-up excluded)
 	Truncated   bool `json:"truncated"`   // the last line was cut short
 	Ended       bool `json:"ended"`       // the end line is there
 	Interrupted bool `json:"interrupted"` // the run was stopped by a signal
@@ -117,7 +117,9 @@ func (f *Fold) Grow(i, c, n int) { f.stage(i, c).acc.Grow(n) }
 
 // Add takes one finished record.
 func (f *Fold) Add(r *record.Record) {
-	f.integ.Records++
+	if !r.Warmup {
+		f.integ.Records++
+	}
 	if r.Rate > 0 {
 		f.openRun = true
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
-	"github.com/tokperf/tokperf/internal/telemetry"
 )
 
 // ServerReading is what the server's own /metrics counters said over a
@@ -45,7 +44,7 @@ type Received interface {
 // interval says nothing).
 func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics) *ServerReading {
 	from, to := got.Window()
-	t := telemetry.Summarize(samples, names, from, to)
+	t := SummarizeCounters(samples, names, from, to)
 	if t.Samples < 2 {
 		return nil
 	}
@@ -113,7 +112,7 @@ type GPUReading struct {
 // there are none or they cover no energy.
 func GPUOf(s summary.Stage, got Received, samples []record.GPUSample) *GPUReading {
 	from, to := got.Window()
-	g := telemetry.SummarizeGPUs(samples, from, to)
+	g := SummarizeGPUs(samples, from, to)
 	if g.GPUs == 0 || g.EnergyJ <= 0 {
 		return nil
 	}

@@ -135,7 +135,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		// Detected GPUs describe a real server on this machine; a simulated
 		// one keeps its profile's, and --gpus always wins.
-		if st := telemetry.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && cfg.Target.GPUs == 0 {
+		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && cfg.Target.GPUs == 0 {
 			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -222,4 +223,122 @@ func TestReportFormats(t *testing.T) {
 	if rows[2][col["concurrency"]] != "2" || rows[2][col["output_tokens"]] != "40" || err != nil || math.Abs(agg-doc.Stages[1].AggregateTokS) > 1e-9 {
 		t.Errorf("csv row %q, want C=2, 40 tokens and the JSON's aggregate %v", rows[2], doc.Stages[1].AggregateTokS)
 	}
+}
+
+// The JSON of a live sweep is the JSON of `report FILE` of its file: one
+// model, built the same way from both.
+func TestSweepJSONEqualsReportJSON(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4", "--output-tokens", "200", "--format", "json", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	saved, errr, code := runCLI(t, "report", file, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errr)
+	}
+	if live != saved {
+		t.Errorf("sweep --format json and report --format json differ:\n--- sweep\n%s\n--- report\n%s", live, saved)
+	}
+	var doc struct {
+		Schema string `json:"schema"`
+		Stages []struct {
+			Server *struct {
+				Samples       int      `json:"samples"`
+				GeneratedTokS *float64 `json:"generated_tok_s"`
+			} `json:"server"`
+		} `json:"stages"`
+		Warnings []any `json:"warnings"`
+		Verdict  *struct {
+			Kind  string `json:"kind"`
+			Steps []struct{ TokSGain float64 }
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(live), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// The server view is in the JSON as numbers (the seed profile's
+	// stages are seconds long: the 1 s scrapes see them).
+	if doc.Schema != "tokperf-run/1" || len(doc.Stages) != 2 || doc.Stages[1].Server == nil || doc.Stages[1].Server.GeneratedTokS == nil ||
+		doc.Verdict == nil || len(doc.Verdict.Steps) != 1 || doc.Verdict.Steps[0].TokSGain <= 1 {
+		t.Errorf("json: %s", live)
+	}
+	if strings.Contains(live, "results:") || !strings.Contains(errw, "results: "+file) {
+		t.Errorf("stdout must hold the JSON alone, stderr say where the records are:\n%s", errw)
+	}
+}
+
+// report --format markdown is a valid GitHub table: a header, a separator
+// of as many cells, rows of as many cells, no stray pipes.
+func TestReportMarkdown(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--output-tokens", "10", "-o", file); code != 0 {
+		t.Fatal(errw)
+	}
+	out, errw, code := runCLI(t, "report", file, "--format", "markdown")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "|") {
+			if !strings.HasSuffix(line, "|") {
+				t.Errorf("row does not end with a pipe: %q", line)
+			}
+			rows = append(rows, mdCells(strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")))
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("want header, separator and 2 rows, got %d:\n%s", len(rows), out)
+	}
+	for i, r := range rows {
+		if len(r) != len(rows[0]) {
+			t.Errorf("row %d has %d cells, the header %d", i, len(r), len(rows[0]))
+		}
+	}
+	for _, c := range rows[1] {
+		if c = strings.TrimSpace(c); !regexp.MustCompile(`^:?-{3,}:?$|^-*-:$`).MatchString(c) {
+			t.Errorf("separator cell %q", c)
+		}
+	}
+	if !strings.Contains(out, "- verdict: ") || !strings.Contains(rows[0][6], "aggregate tok/s") {
+		t.Errorf("markdown:\n%s", out)
+	}
+}
+
+// Two open-loop runs compare rate by rate.
+func TestCompareOpenLoop(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if _, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "20", "--requests", "40", "--output-tokens", "20", "-o", filepath.Join(dir, name+".jsonl")); code != 0 {
+			t.Fatal(errw)
+		}
+	}
+	out, errw, code := runCLI(t, "compare", filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	if !strings.Contains(out, "| 20/s | aggregate tok/s |") || !strings.Contains(out, "| 20/s | TTFT p50 ms |") {
+		t.Errorf("no rows for the 20/s stage:\n%s", out)
+	}
+}
+
+// mdCells splits a Markdown table row's inside at its unescaped pipes.
+func mdCells(row string) []string {
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\' && i+1 < len(row):
+			cur.WriteByte(row[i])
+			cur.WriteByte(row[i+1])
+			i++
+		case row[i] == '|':
+			cells = append(cells, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(row[i])
+		}
+	}
+	return append(cells, cur.String())
 }

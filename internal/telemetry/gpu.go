@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -95,80 +93,4 @@ func (w *GPUWatcher) Stop() {
 	w.cmd.Process.Kill()
 	<-w.done
 	w.cmd.Wait()
-}
-
-// GPUReading is what the GPUs did during a window.
-type GPUReading struct {
-	GPUs      int
-	Names     []string
-	MaxMemMiB float64 // summed over GPUs, the highest reading
-	UtilPct   float64 // mean over GPUs and samples
-	PowerW    float64 // mean total power
-	EnergyJ   float64 // integrated power, summed over GPUs
-	PerGPUJ   []float64
-}
-
-// SummarizeGPUs integrates power over [from, to] (trapezoids between
-// samples, cut at the window's edges) for each GPU and sums.
-func SummarizeGPUs(all []record.GPUSample, from, to time.Duration) GPUReading {
-	by := map[int][]record.GPUSample{}
-	for _, s := range all {
-		by[s.Index] = append(by[s.Index], s)
-	}
-	var idx []int
-	for i := range by {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	st := GPUReading{GPUs: len(idx)}
-	var utilSum float64
-	var utilN int
-	mem := map[time.Duration]float64{}
-	for _, i := range idx {
-		ss := by[i]
-		sort.Slice(ss, func(a, b int) bool { return ss[a].At < ss[b].At })
-		st.Names = append(st.Names, ss[0].Name)
-		// Before its first sample and after its last, a GPU is held at
-		// the power it reported nearest (nvidia-smi starts late and
-		// samples once a second): an uncovered edge would count as 0 W.
-		pw := ss
-		if first := ss[0]; first.At > from {
-			pw = append([]record.GPUSample{{At: from, PowerW: first.PowerW}}, pw...)
-		}
-		if last := ss[len(ss)-1]; last.At < to {
-			pw = append(pw[:len(pw):len(pw)], record.GPUSample{At: to, PowerW: last.PowerW})
-		}
-		e := 0.0
-		for k := 1; k < len(pw); k++ {
-			a, b := pw[k-1], pw[k]
-			lo, hi := max(a.At, from), min(b.At, to)
-			if hi <= lo || b.At == a.At {
-				continue
-			}
-			// Power at lo and hi on the line between the two samples.
-			at := func(t time.Duration) float64 {
-				return a.PowerW + (b.PowerW-a.PowerW)*float64(t-a.At)/float64(b.At-a.At)
-			}
-			e += (at(lo) + at(hi)) / 2 * (hi - lo).Seconds()
-		}
-		st.PerGPUJ = append(st.PerGPUJ, e)
-		st.EnergyJ += e
-		for _, s := range ss {
-			if s.At >= from && s.At <= to {
-				utilSum += s.UtilPct
-				utilN++
-				mem[s.At.Round(100*time.Millisecond)] += s.MemUsedMiB
-			}
-		}
-	}
-	for _, m := range mem {
-		st.MaxMemMiB = max(st.MaxMemMiB, m)
-	}
-	if utilN > 0 {
-		st.UtilPct = utilSum / float64(utilN)
-	}
-	if d := (to - from).Seconds(); d > 0 {
-		st.PowerW = st.EnergyJ / d
-	}
-	return st
 }

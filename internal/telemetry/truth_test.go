@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/memnet"
@@ -49,7 +50,7 @@ speculative: {method: EAGLE, drafts: 3, acceptance: 0.6}
 				recs := r.Stage(ctx, runner.Plan{Concurrency: 8, Requests: 16})
 				time.Sleep(time.Millisecond)
 				samples := w.Stop()
-				got := telemetry.Summarize(samples, names, 0, clock.Now())
+				got := analyze.SummarizeCounters(samples, names, 0, clock.Now())
 				e := srv.Engine()
 				truthLength := 1 + float64(e.SpecAccepted.Load())/float64(e.SpecDrafts.Load())
 				if math.Abs(got.SpecLength/truthLength-1) > 0.01 {

@@ -1,0 +1,172 @@
+package arch
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tokperf/tokperf/"
+
+// imports are the direct imports of every package under internal/ and
+// cmd/, production files only, by package name relative to the module.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out := map[string][]string{}
+	for _, top := range []string{"internal", "cmd"} {
+		filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || d.Name() == "testdata" {
+				return nil
+			}
+			p, err := build.ImportDir(path, 0)
+			if err != nil {
+				return nil // no Go files here
+			}
+			rel, _ := filepath.Rel(root, path)
+			out[filepath.ToSlash(rel)] = p.Imports
+			return nil
+		})
+	}
+	if len(out) < 10 {
+		t.Fatalf("found only %d packages: is the test run from its own directory?", len(out))
+	}
+	return out
+}
+
+// path is the import chain from pkg to a package for which bad is true,
+// nil when there is none.
+func path(all map[string][]string, pkg string, bad func(string) bool) []string {
+	seen := map[string]bool{}
+	var walk func(p string) []string
+	walk = func(p string) []string {
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		for _, imp := range all[p] {
+			name := strings.TrimPrefix(imp, module)
+			if bad(name) {
+				return []string{p, name}
+			}
+			if _, ours := all[name]; ours {
+				if chain := walk(name); chain != nil {
+					return append([]string{p}, chain...)
+				}
+			}
+		}
+		return nil
+	}
+	return walk(pkg)
+}
+
+func one(names ...string) func(string) bool {
+	return func(s string) bool { return slices.Contains(names, s) }
+}
+
+// The arrows of docs/ARCHITECTURE.md.
+func TestImports(t *testing.T) {
+	all := imports(t)
+	network := one("net", "net/http", "net/http/httptrace", "os/exec", "golang.org/x/net/http2")
+	client := one("internal/backend", "internal/runner", "internal/bench", "internal/cli", "internal/report", "internal/analyze",
+		"internal/summary", "internal/telemetry", "internal/results", "internal/workload", "internal/schedule")
+	for _, rule := range []struct {
+		pkg        string
+		transitive bool
+		bad        func(string) bool
+		why        string
+	}{
+		{"internal/cli", false, one("net", "net/http", "internal/summary", "internal/backend", "internal/runner", "internal/telemetry"),
+			"cli parses flags, calls bench and renders: it touches no network and computes no figure"},
+		{"internal/report", true, network, "report renders models: it never touches the network"},
+		{"internal/report", true, one("internal/bench", "internal/backend", "internal/runner", "internal/sim", "internal/results"), "report renders models, it does not run or read"},
+		{"internal/analyze", true, network, "analyze is pure: models and judgements over numbers"},
+		{"internal/summary", true, network, "summary is pure: records to figures"},
+		{"internal/results", true, one("internal/telemetry"), "results stores samples as record types"},
+		{"internal/record", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "record is the vocabulary: it imports nothing of tokperf"},
+		{"internal/sim", true, client, "the simulator imports nothing of the client: it is an independent server"},
+		{"internal/runner", false, one("internal/backend", "internal/summary", "internal/results"), "runner knows only record, schedule and the interfaces it declares"},
+		{"internal/engine", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "the engine table is data"},
+	} {
+		if _, ok := all[rule.pkg]; !ok {
+			t.Errorf("%s: no such package (update this test and docs/ARCHITECTURE.md together)", rule.pkg)
+			continue
+		}
+		var chain []string
+		if rule.transitive {
+			chain = path(all, rule.pkg, rule.bad)
+		} else {
+			for _, imp := range all[rule.pkg] {
+				if name := strings.TrimPrefix(imp, module); rule.bad(name) {
+					chain = []string{rule.pkg, name}
+				}
+			}
+		}
+		if chain != nil {
+			t.Errorf("%s: %s (%s)", rule.pkg, strings.Join(chain, " → "), rule.why)
+		}
+	}
+}
+
+// Every package under internal/ is named in docs/ARCHITECTURE.md, and every
+// package the document names exists.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range imports(t) {
+		if strings.HasPrefix(pkg, "internal/") && !strings.Contains(string(doc), pkg+"/") {
+			t.Errorf("docs/ARCHITECTURE.md does not name %s/", pkg)
+		}
+	}
+}
+
+// The checker finds a chain where there is one: cli reaches the network
+// through bench, never directly.
+func TestPathFindsChains(t *testing.T) {
+	all := imports(t)
+	chain := path(all, "internal/cli", one("net/http"))
+	if len(chain) < 3 || chain[0] != "internal/cli" || chain[len(chain)-1] != "net/http" {
+		t.Errorf("cli → … → net/http: got %v", chain)
+	}
+	if chain := path(all, "internal/stats", one("net/http")); chain != nil {
+		t.Errorf("stats reaches the network: %v", chain)
+	}
+}
+
+// The command line stays a thin shell: no function of internal/cli is
+// over 60 lines (the run logic lives in bench and analyze, tested there).
+func TestCLIFunctionsAreShort(t *testing.T) {
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob(filepath.Join("..", "cli", "*.go"))
+	n := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			n++
+			if lines := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; lines > 60 {
+				t.Errorf("%s: %s is %d lines (over 60): move its logic into bench or analyze", fset.Position(fn.Pos()), fn.Name.Name, lines)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d functions in internal/cli", n)
+	}
+}

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/check"
+	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stats"
+	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// virtual runs fn against the embedded simulator over an in-memory
+// network in virtual time.
+func virtual(t *testing.T, fn func(env *Env)) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		fn(&Env{Listen: func(string) (net.Listener, error) { return n, nil }, Dial: n.Dial})
+	})
+}
+
+func tinySweep(dir string, levels ...int) SweepConfig {
+	return SweepConfig{Command: "sweep", Target: Target{SimProfile: "tiny"}, Load: DefaultLoad(levels),
+		Workload: workload.Synthetic{InputTokens: 16, OutputTokens: 32, IgnoreEOS: true, Seed: 1}, Out: filepath.Join(dir, "r.jsonl")}
+}
+
+// A sweep returns the model of what it measured, the same model its
+// result file folds into.
+func TestSweepModelEqualsFile(t *testing.T) {
+	dir := t.TempDir()
+	var live *analyze.Run
+	virtual(t, func(env *Env) {
+		var err error
+		if live, err = Sweep(context.Background(), tinySweep(dir, 1, 4), env); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(live.Stages) != 2 || live.Stages[0].Concurrency != 1 || live.Stages[1].Concurrency != 4 {
+		t.Fatalf("stages %+v", live.Figures())
+	}
+	for _, s := range live.Stages {
+		// max(4, 2×C) measured requests of 32 tokens each, all ok.
+		if want := max(4, 2*s.Concurrency); s.OK != want || s.OutputTokens != 32*want {
+			t.Errorf("C=%d: %d ok, %d tokens; want %d and %d", s.Concurrency, s.OK, s.OutputTokens, want, 32*want)
+		}
+	}
+	if live.Verdict == nil || live.Integrity.Interrupted || !live.Integrity.Ended {
+		t.Errorf("verdict %v, integrity %+v", live.Verdict, live.Integrity)
+	}
+	saved, err := ReadRun(live.File, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(live, saved, cmpopts.IgnoreUnexported(analyze.Stage{}), cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("the live model and the file's differ (-live +file):\n%s", d)
+	}
+}
+
+// --until-saturated doubles while aggregate grows 10% per doubling, then
+// measures the level between the last two, and stops on failures or a
+// missed SLO.
+func TestNextLevel(t *testing.T) {
+	st := func(c int, agg float64) summary.Stage {
+		return summary.Stage{Concurrency: c, Requests: 10, OK: 10, SLOMet: 10, AggregateTokS: agg, DecodeTokS: stats.Dist{Mean: 1}}
+	}
+	load := Load{MaxConcurrency: 64}
+	for _, tc := range []struct {
+		name   string
+		levels []summary.Stage
+		slo    record.SLO
+		next   int
+		last   bool
+	}{
+		{"rising: double", []summary.Stage{st(4, 100), st(8, 190)}, record.SLO{}, 16, false},
+		{"flat: the level between", []summary.Stage{st(16, 100), st(32, 105)}, record.SLO{}, 23, true},
+		{"the cap", []summary.Stage{st(32, 100), st(64, 190)}, record.SLO{}, 0, true},
+		{"failures", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 9, AggregateTokS: 190}}, record.SLO{}, 0, true},
+		{"SLO missed", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 10, SLOMet: 5, AggregateTokS: 190}}, record.SLO{TTFTMs: 100}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next, last, _ := nextLevel(tc.levels, load, tc.slo)
+			if next != tc.next || last != tc.last {
+				t.Errorf("next %d (last %v), want %d (%v)", next, last, tc.next, tc.last)
+			}
+		})
+	}
+}
+
+// Overhead pairs the endpoints request by request: on a profile whose chat
+// route adds a per-request cost, chat's TTFT is higher, significantly.
+func TestOverheadLevels(t *testing.T) {
+	dir := t.TempDir()
+	var res *analyze.Overhead
+	virtual(t, func(env *Env) {
+		var err error
+		res, err = Overhead(context.Background(), OverheadConfig{Target: Target{SimProfile: "seed"}, Levels: []int{1},
+			Workload: workload.Synthetic{InputTokens: 32, OutputTokens: 40, IgnoreEOS: true, Seed: 1}, Warmup: -1, Timeout: DefaultTimeout, Out: filepath.Join(dir, "o.jsonl")}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(res.Levels) != 1 {
+		t.Fatalf("%d levels", len(res.Levels))
+	}
+	l := res.Levels[0]
+	if l.Raw.OK != 4 || l.Chat.OK != 4 || !l.TTFT.Significant() || l.TTFT.Value <= 0 || !strings.HasPrefix(l.Reading, "at C=1 chat adds") {
+		t.Errorf("raw %d ok, chat %d ok, TTFT %v, reading %q", l.Raw.OK, l.Chat.OK, l.TTFT, l.Reading)
+	}
+}
+
+// Check passes a correct server and says so as a number.
+func TestCheckResult(t *testing.T) {
+	dir := t.TempDir()
+	var res *check.Result
+	virtual(t, func(env *Env) {
+		var err error
+		res, err = Check(context.Background(), CheckConfig{Target: Target{SimProfile: "tiny"}, Items: check.Items(1, 10), Concurrency: 2,
+			MaxTokens: DefaultMaxTokens, MinAccuracy: 0.9, Seed: 1, Out: filepath.Join(dir, "c.jsonl")}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !res.Passed || res.Accuracy == nil || res.Accuracy.Right != 10 || res.Accuracy.Total != 10 || len(res.Sensible) != 4 {
+		t.Errorf("%+v", res)
+	}
+}
