@@ -49,6 +49,11 @@ type Stream struct {
 	steps            int
 	kv               int
 	gone             bool
+
+	// The late steps this request was running in, and the worst of them
+	// (written by the engine, read by the trace when the request ends).
+	lateSteps atomic.Int64
+	worstLate atomic.Int64
 }
 
 // Ready is signalled when events may be waiting.
@@ -88,6 +93,60 @@ type Engine struct {
 	SpecDrafts, SpecDraftTokens     atomic.Int64
 	SpecAccepted                    atomic.Int64
 	lastStepTokens, lastStepNanos   atomic.Int64
+
+	// Steps run, and how many of them, how long in all and how long at
+	// worst ended late (see Lateness).
+	steps, lateSteps, lateNanos, worstNanos atomic.Int64
+
+	// stall, when set, runs after each step's timer fires: tests use it to
+	// starve the engine as a busy machine would.
+	stall func()
+}
+
+// Lateness says how far the engine fell behind its own schedule. Each step
+// has a deadline, the previous step's deadline plus its modelled time; a
+// step is late when it ended more than LateTolerance(step time) after it,
+// which happens only when the process did not get the CPU in time (a busy
+// machine, a slow reader hogging the cores). Figures measured against a
+// simulator with late steps describe the starved simulator, not the profile.
+type Lateness struct {
+	Steps int64         // steps run
+	Late  int64         // steps that ended late
+	Total time.Duration // lateness summed over the late steps
+	Worst time.Duration // the latest step's lateness
+}
+
+// LateTolerance is how long after its deadline a step of time d may end
+// without counting as late: 2 ms (a timer's oversleep on a loaded machine)
+// or a fifth of the step, whichever is larger.
+func LateTolerance(d time.Duration) time.Duration {
+	return max(2*time.Millisecond, d/5)
+}
+
+// Lateness returns the engine's lateness so far.
+func (e *Engine) Lateness() Lateness {
+	return Lateness{
+		Steps: e.steps.Load(),
+		Late:  e.lateSteps.Load(),
+		Total: time.Duration(e.lateNanos.Load()),
+		Worst: time.Duration(e.worstNanos.Load()),
+	}
+}
+
+// late counts a step that ended late by d against the engine and every
+// request it served.
+func (e *Engine) late(d time.Duration, running []*Stream) {
+	e.lateSteps.Add(1)
+	e.lateNanos.Add(int64(d))
+	if int64(d) > e.worstNanos.Load() {
+		e.worstNanos.Store(int64(d)) // only the engine goroutine writes
+	}
+	for _, s := range running {
+		s.lateSteps.Add(1)
+		if int64(d) > s.worstLate.Load() {
+			s.worstLate.Store(int64(d))
+		}
+	}
 }
 
 // ErrStopped is returned by Submit once the engine's Run has returned.
@@ -232,7 +291,14 @@ func (e *Engine) Run(ctx context.Context) {
 				return
 			}
 		}
+		if e.stall != nil {
+			e.stall()
+		}
 		now = time.Now()
+		e.steps.Add(1)
+		if behind := now.Sub(planned); behind > LateTolerance(dur) {
+			e.late(behind, running)
+		}
 		e.lastStepNanos.Store(int64(dur))
 		stepTokens := 0
 

@@ -107,6 +107,13 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		s.hist.itl.write(&b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.")
 		s.hist.e2e.write(&b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.")
 	}
+	// The simulator's own health, under every engine's names: figures taken
+	// while late steps grew describe a starved simulator.
+	l := e.Lateness()
+	metric("tokperf_sim_steps_total", "counter", "Engine steps run by the simulator.", float64(l.Steps))
+	metric("tokperf_sim_late_steps_total", "counter", "Simulator steps that ended more than max(2 ms, step/5) after their deadline.", float64(l.Late))
+	metric("tokperf_sim_lateness_seconds_total", "counter", "Lateness summed over the late steps.", l.Total.Seconds())
+	metric("tokperf_sim_lateness_seconds_max", "gauge", "The latest step's lateness.", l.Worst.Seconds())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write([]byte(b.String()))
 }

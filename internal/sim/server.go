@@ -94,6 +94,10 @@ func (s *Server) Trace() []TraceRequest {
 	return s.trace.finished()
 }
 
+// Lateness is how far the engine fell behind its schedule so far; a run
+// measured while Late grew measured a starved simulator.
+func (s *Server) Lateness() Lateness { return s.eng.Lateness() }
+
 // ResetTrace forgets the finished requests.
 func (s *Server) ResetTrace() {
 	if s.trace != nil {
@@ -310,5 +314,8 @@ func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": s.Trace()})
+	l := s.Lateness()
+	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": s.Trace(), "lateness": map[string]any{
+		"steps": l.Steps, "late_steps": l.Late, "lateness_total_s": l.Total.Seconds(), "lateness_max_s": l.Worst.Seconds(),
+	}})
 }

@@ -19,6 +19,11 @@ type TraceRequest struct {
 	Chunks       []TraceChunk `json:"chunks"`
 	// Status is ok, cancelled, or the fault injected ("fault: reset").
 	Status string `json:"status"`
+	// LateSteps counts the engine steps this request ran in that ended late
+	// (Engine.Lateness), and LatenessMax is the worst of them: a request with
+	// late steps was timed on a starved simulator.
+	LateSteps   int64         `json:"late_steps,omitempty"`
+	LatenessMax time.Duration `json:"lateness_max_ns,omitempty"`
 }
 
 // TraceChunk is one chunk as it left the server.
@@ -58,11 +63,14 @@ func (e *traceEntry) chunk(at time.Time, tokens int) {
 	e.OutputTokens += tokens
 }
 
-func (t *tracer) end(e *traceEntry, _ *Stream, status string) {
+func (t *tracer) end(e *traceEntry, st *Stream, status string) {
 	if t == nil || e == nil {
 		return
 	}
 	e.Status = status
+	if st != nil {
+		e.LateSteps, e.LatenessMax = st.lateSteps.Load(), time.Duration(st.worstLate.Load())
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.done) >= t.limit {

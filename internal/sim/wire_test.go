@@ -60,9 +60,18 @@ var wireCases = []exchangeCase{
 // network and calls fn with a client for it. Virtual time makes every
 // timestamp and timing in the responses deterministic.
 func serveVirtual(t *testing.T, p *Profile, fn func(c *http.Client, s *Server)) {
+	serveVirtualWith(t, p, Options{}, nil, fn)
+}
+
+// serveVirtualWith is serveVirtual with options, and setup called on the
+// server before it serves.
+func serveVirtualWith(t *testing.T, p *Profile, opt Options, setup func(*Server), fn func(c *http.Client, s *Server)) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
-		s := New(p, Options{})
+		s := New(p, opt)
+		if setup != nil {
+			setup(s)
+		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { defer close(done); s.Serve(ctx, n) }()
