@@ -17,7 +17,9 @@ import (
 type Options struct {
 	// NoTrace keeps no ground truth (for measuring the simulator's own speed).
 	NoTrace bool
-	// TraceLimit is how many finished requests the trace keeps (default 100,000).
+	// TraceLimit is how many finished requests the trace keeps, the most
+	// recent ones (default DefaultTraceLimit); older ones are dropped and
+	// counted (TraceDropped), so memory stays flat however long it runs.
 	TraceLimit int
 }
 
@@ -91,7 +93,17 @@ func (s *Server) Trace() []TraceRequest {
 	if s.trace == nil {
 		return nil
 	}
-	return s.trace.finished()
+	reqs, _ := s.trace.finished()
+	return reqs
+}
+
+// TraceDropped is how many finished requests the trace dropped to stay
+// within Options.TraceLimit since it started or was reset.
+func (s *Server) TraceDropped() int64 {
+	if s.trace == nil {
+		return 0
+	}
+	return s.trace.droppedCount()
 }
 
 // Lateness is how far the engine fell behind its schedule so far; a run
@@ -315,7 +327,14 @@ func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
 	l := s.Lateness()
-	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": s.Trace(), "lateness": map[string]any{
+	var reqs []TraceRequest
+	var dropped int64
+	limit := 0
+	if s.trace != nil {
+		reqs, dropped = s.trace.finished()
+		limit = s.trace.limit
+	}
+	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": reqs, "dropped": dropped, "limit": limit, "lateness": map[string]any{
 		"steps": l.Steps, "late_steps": l.Late, "lateness_total_s": l.Total.Seconds(), "lateness_max_s": l.Worst.Seconds(),
 	}})
 }
