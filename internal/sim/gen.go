@@ -21,6 +21,7 @@ type gen struct {
 	continuous   bool
 	chat         bool // pays the chat route's overhead
 	minTokens    int
+	tool         string // answer with a call of this tool (Wire.ToolCalls)
 }
 
 // exchange is one request's state while it is served.
@@ -145,6 +146,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	}
 	flusher := http.NewResponseController(w)
 	chunks := 0
+	// held is the token counts of the chunks in buf not yet written.
+	var held []int
+	perWrite := max(s.p.Wire.EventsPerWrite, 1)
+	buf = buf[:0]
 	// The chat route frames and detokenizes each chunk in turn: a queue
 	// with one server whose service time is the per-chunk cost. Tracking
 	// when each chunk is due (not sleeping a fixed time) keeps timer
@@ -192,7 +197,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 						return
 					}
 				case "malformed":
-					w.Write([]byte("data: {\"choices\": [{\"text\": \n\n"))
+					buf = append(buf, "data: {\"choices\": [{\"text\": \n\n"...)
 				case "truncate":
 					s.eng.Cancel(st)
 					status = "fault: truncate"
@@ -200,18 +205,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 				}
 			}
 			chunks++
-			buf = f.event(buf[:0], x, ev, x.text[start:], x.ids[nids:])
+			buf = f.event(buf, x, ev, x.text[start:], x.ids[nids:])
+			held = append(held, ev.Tokens)
 			if ev.Done {
 				s.observe(x, ev)
 				buf = f.end(buf, x, ev)
 			}
+			if len(held) < perWrite && !ev.Done {
+				continue // coalesced with the next chunks (Wire.EventsPerWrite)
+			}
 			w.Write(buf)
 			flusher.Flush()
+			buf = buf[:0]
 			now := time.Now()
-			if x.first.IsZero() && ev.Tokens > 0 {
-				x.first = now
+			for _, n := range held {
+				if x.first.IsZero() && n > 0 {
+					x.first = now
+				}
+				tr.chunk(now, n)
 			}
-			tr.chunk(now, ev.Tokens)
+			held = held[:0]
 			if ev.Done {
 				if status == "cancelled" {
 					status = "ok"

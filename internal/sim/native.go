@@ -157,7 +157,9 @@ func (s *Server) tgi(w http.ResponseWriter, r *http.Request, req *nativeRequest,
 		}
 		details = p.Details
 	}
-	s.serve(w, r, g, &tgiFormat{details: details || stream})
+	// TGI's stream always ends with details; a server without counts
+	// (Wire.OmitUsage) sends them only when asked, as TGI's /generate does.
+	s.serve(w, r, g, &tgiFormat{details: details || (stream && !s.p.Wire.OmitUsage)})
 }
 
 type tgiToken struct {
@@ -202,7 +204,9 @@ func (f *tgiFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids []i
 		if ev.Done && i == len(ids)-1 {
 			text := strings.TrimPrefix(string(x.text), "")
 			e.GeneratedText = &text
-			e.Details = &tgiDetails{FinishReason: tgiFinish(ev), GeneratedTokens: ev.Total, InputLength: x.g.promptTokens}
+			if f.details {
+				e.Details = &tgiDetails{FinishReason: tgiFinish(ev), GeneratedTokens: ev.Total, InputLength: x.g.promptTokens}
+			}
 		}
 		j, _ := json.Marshal(e)
 		b = append(b, "data:"...)
@@ -271,6 +275,9 @@ func (f *llamaFormat) begin(b []byte, _ *exchange) []byte { return b }
 func (f *llamaFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids []int) []byte {
 	if ev.Tokens == 0 {
 		return b
+	}
+	if f.s.p.Wire.OmitUsage {
+		ids = []int{} // token ids only with return_tokens
 	}
 	return sse(b, map[string]any{
 		"index": 0, "content": string(piece), "tokens": ids, "stop": false, "id_slot": -1,

@@ -127,8 +127,28 @@ type Chat struct {
 // Wire holds protocol quirks.
 type Wire struct {
 	// OmitUsage never sends usage or cumulative counts (a server that does not
-	// support stream_options), so the client has to count chunks.
+	// support stream_options), so the client has to count chunks. On the
+	// OpenAI routes no usage object is sent even when include_usage is asked;
+	// on the native routes the counts a real engine can leave out are left
+	// out: TGI's stream carries details only when the request asks for them,
+	// llama.cpp's events carry empty token lists (return_tokens off).
 	OmitUsage bool `yaml:"omit_usage"`
+	// UsageAtEnd ignores continuous_usage_stats: usage comes only in the
+	// final chunk (when include_usage is asked), however many tokens each
+	// chunk holds, as servers that pack a speculative step's tokens into one
+	// chunk without per-chunk counts do. Independent of speculative.
+	UsageAtEnd bool `yaml:"usage_at_end"`
+	// EventsPerWrite coalesces this many stream chunks into one write and
+	// flush, so a client reads several events at once (and sees them arrive
+	// together); the last chunk of a stream is written at once. 0 or 1: a
+	// write per chunk.
+	EventsPerWrite int `yaml:"events_per_write"`
+	// ToolCalls answers a chat request that offers tools (unless its
+	// tool_choice is "none") with a call of its first tool, or of the one
+	// tool_choice names: the chunks carry delta.tool_calls (id, type and name
+	// in the first, then argument fragments, one a chunk, that join into
+	// {"text":"…"}) instead of content, and finish_reason is "tool_calls".
+	ToolCalls bool `yaml:"tool_calls"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
@@ -255,6 +275,9 @@ func (p *Profile) fill() error {
 		if c.v < 0 {
 			return bad(c.name, "must be positive, got %d", c.v)
 		}
+	}
+	if p.Wire.EventsPerWrite < 0 || p.Wire.EventsPerWrite > 1000 {
+		return bad("wire.events_per_write", "must be 0..1000, got %d", p.Wire.EventsPerWrite)
 	}
 	if p.DieAfter < 0 {
 		return bad("die_after", "must not be negative")

@@ -66,6 +66,16 @@ func serveVirtual(t *testing.T, p *Profile, fn func(c *http.Client, s *Server)) 
 // serveVirtualWith is serveVirtual with options, and setup called on the
 // server before it serves.
 func serveVirtualWith(t *testing.T, p *Profile, opt Options, setup func(*Server), fn func(c *http.Client, s *Server)) {
+	serveVirtualNet(t, p, opt, setup, func(n *memnet.Net, s *Server) {
+		tr := &http.Transport{DialContext: n.Dial}
+		fn(&http.Client{Transport: tr}, s)
+		tr.CloseIdleConnections()
+	})
+}
+
+// serveVirtualNet is serveVirtualWith for tests that dial the in-memory
+// network themselves.
+func serveVirtualNet(t *testing.T, p *Profile, opt Options, setup func(*Server), fn func(n *memnet.Net, s *Server)) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
 		s := New(p, opt)
@@ -75,9 +85,7 @@ func serveVirtualWith(t *testing.T, p *Profile, opt Options, setup func(*Server)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { defer close(done); s.Serve(ctx, n) }()
-		tr := &http.Transport{DialContext: n.Dial}
-		fn(&http.Client{Transport: tr}, s)
-		tr.CloseIdleConnections()
+		fn(n, s)
 		cancel()
 		<-done
 	})
