@@ -56,6 +56,14 @@ type Stream struct {
 	worstLate atomic.Int64
 }
 
+// Admitted is when the request got a slot in the running set; it is set
+// before the first event, so read it after taking one.
+func (s *Stream) Admitted() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.admitted
+}
+
 // Ready is signalled when events may be waiting.
 func (s *Stream) Ready() <-chan struct{} { return s.notify }
 

@@ -31,9 +31,12 @@ type exchange struct {
 	created int64
 	arrived time.Time
 	first   time.Time // first token left
-	text    []byte    // all output text so far
-	ids     []int     // all output token ids so far
-	spec    bool
+	// The engine's view (Event.At): when the request got a slot, and when
+	// the steps that made its first and its latest tokens ended.
+	admitted, firstAt, lastAt time.Time
+	text                      []byte // all output text so far
+	ids                       []int  // all output token ids so far
+	spec                      bool
 }
 
 // format writes one protocol's responses.
@@ -167,6 +170,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 			start := len(x.text)
 			nids := len(x.ids)
 			x.text, x.ids = gen.next(x.text, x.ids, ev.Tokens)
+			if ev.Tokens > 0 {
+				if x.firstAt.IsZero() {
+					x.firstAt, x.admitted = ev.At, st.Admitted()
+				}
+				x.lastAt = ev.At
+			}
 			if !g.stream {
 				if ev.Done {
 					s.observe(x, ev)
@@ -233,6 +242,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 			}
 		}
 	}
+}
+
+// engineTimes are the server-side timings real engines report, taken from
+// the engine's step times, not from when the chunks were written: prompt is
+// from the slot to the first token (prefill), decode from the first token
+// to the last (the steps that made tokens 2..n, so it covers n−1 tokens).
+func (x *exchange) engineTimes() (prompt, decode time.Duration) {
+	if x.firstAt.IsZero() {
+		return 0, 0
+	}
+	return x.firstAt.Sub(x.admitted), x.lastAt.Sub(x.firstAt)
 }
 
 // observe feeds the latency histograms of /metrics.
