@@ -207,6 +207,7 @@ func (e *Engine) Run(ctx context.Context) {
 			return
 		}
 		s.gone = true
+		e.leave(s)
 		if i := slices.Index(waiting, s); i >= 0 {
 			waiting = slices.Delete(waiting, i, i+1)
 		} else if i := slices.Index(running, s); i >= 0 {
@@ -316,7 +317,9 @@ func (e *Engine) Run(ctx context.Context) {
 				continue
 			}
 			s.prefilled += c.n
-			e.PromptTotal.Add(int64(c.n))
+			if !e.p.Wire.MetricsAtEnd {
+				e.PromptTotal.Add(int64(c.n))
+			}
 			if s.prefilled >= s.job.PromptTokens {
 				// The last prefill chunk samples the first token.
 				stepTokens += e.advance(s, 1, now)
@@ -350,6 +353,15 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
+// leave counts a request's tokens when it leaves the engine, finished or
+// cancelled, if the counters move only then (Wire.MetricsAtEnd).
+func (e *Engine) leave(s *Stream) {
+	if e.p.Wire.MetricsAtEnd {
+		e.PromptTotal.Add(int64(s.prefilled))
+		e.GenTotal.Add(int64(s.generated))
+	}
+}
+
 // advance adds up to n tokens to s, emits a chunk when the stream interval
 // is reached or the output ends, and marks a finished stream gone. It
 // returns the tokens added.
@@ -360,7 +372,9 @@ func (e *Engine) advance(s *Stream, n int, now time.Time) int {
 	s.pending += n
 	s.sinceEmit++
 	s.steps++
-	e.GenTotal.Add(int64(n))
+	if !e.p.Wire.MetricsAtEnd {
+		e.GenTotal.Add(int64(n))
+	}
 	finished := s.generated >= target
 	first := s.generated == n && n > 0
 	if finished || first || s.sinceEmit >= e.p.StreamInterval {
@@ -373,6 +387,7 @@ func (e *Engine) advance(s *Stream, n int, now time.Time) int {
 			}
 			s.gone = true
 			e.Finished.Add(1)
+			e.leave(s)
 		}
 		s.push(ev)
 		s.pending, s.sinceEmit = 0, 0

@@ -140,6 +140,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if g.stream {
 		w.Header().Set("Content-Type", f.contentType())
 		w.Header().Set("Cache-Control", "no-cache")
+		if s.p.Wire.CloseAfterStream && r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close") // net/http closes after the handler
+		}
 		w.WriteHeader(200)
 		buf = f.begin(buf[:0], x)
 		if len(buf) > 0 {

@@ -149,6 +149,15 @@ type Wire struct {
 	// in the first, then argument fragments, one a chunk, that join into
 	// {"text":"…"}) instead of content, and finish_reason is "tool_calls".
 	ToolCalls bool `yaml:"tool_calls"`
+	// CloseAfterStream closes the connection after every streamed response
+	// (Connection: close on HTTP/1.1), as llama-server drops kept-alive
+	// connections, so a client must dial again and may meet a closed idle
+	// connection.
+	CloseAfterStream bool `yaml:"close_after_stream"`
+	// MetricsAtEnd moves the token counters of /metrics only when a request
+	// leaves the engine (finished or cancelled), with all of its tokens at
+	// once, as llama.cpp's tokens_predicted_total does, instead of every step.
+	MetricsAtEnd bool `yaml:"metrics_at_end"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
