@@ -17,6 +17,9 @@ type Job struct {
 	// Length is where the model would stop on its own (EOS); the output is
 	// min(Length, MaxTokens) tokens. Set it to MaxTokens to ignore EOS.
 	Length int
+	// Blocks are the prompt's chained block hashes, for the prefix cache
+	// (blockHashes); nil when the profile has none.
+	Blocks []uint64
 }
 
 // Event is one chunk's worth of engine output for a request.
@@ -29,6 +32,8 @@ type Event struct {
 	// VerifySteps counts the engine steps that produced tokens (speculative
 	// decoding reports completion_tokens / verify steps as accept length).
 	VerifySteps int
+	// Cached is how many prompt tokens the prefix cache supplied.
+	Cached int
 }
 
 // Stream carries one request's events from the engine to its handler. The
@@ -43,6 +48,7 @@ type Stream struct {
 	// Owned by the engine goroutine.
 	queued, admitted time.Time
 	prefilled        int
+	cached           int
 	generated        int
 	pending          int
 	sinceEmit        int
@@ -106,6 +112,10 @@ type Engine struct {
 	// worst ended late (see Lateness).
 	steps, lateSteps, lateNanos, worstNanos atomic.Int64
 
+	// Prompt tokens looked up in the prefix cache, and found there.
+	CacheQueries, CacheHits atomic.Int64
+	cache                   *prefixCache // engine goroutine only; nil without one
+
 	// stall, when set, runs after each step's timer fires: tests use it to
 	// starve the engine as a busy machine would.
 	stall func()
@@ -162,13 +172,17 @@ var ErrStopped = errors.New("engine stopped")
 
 // NewEngine makes an engine for a profile; call Run to start it.
 func NewEngine(p *Profile) *Engine {
-	return &Engine{
+	e := &Engine{
 		p:      p,
 		in:     make(chan *Stream),
 		cancel: make(chan *Stream),
 		done:   make(chan struct{}),
 		rng:    rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)),
 	}
+	if p.PrefixCache {
+		e.cache = newPrefixCache(p.PrefixCacheBlock, p.PrefixCacheTokens)
+	}
+	return e
 }
 
 // Submit queues a job and returns its stream.
@@ -233,10 +247,22 @@ func (e *Engine) Run(ctx context.Context) {
 		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
 			s := waiting[0]
 			need := s.job.PromptTokens + s.job.MaxTokens
+			if e.cache != nil {
+				// Cached blocks live in free KV: a request that needs the
+				// space evicts them (a running request keeps its own KV,
+				// shared prefix or not: a simplification).
+				e.cache.fit(e.p.KVTokens - kvUsed - need)
+			}
 			if kvUsed+need > e.p.KVTokens && len(running) > 0 {
 				break // waits for space; TTFT grows
 			}
 			waiting = waiting[1:]
+			if e.cache != nil && s.prefilled == 0 {
+				s.cached = e.cache.lookup(s.job.Blocks, s.job.PromptTokens)
+				s.prefilled = s.cached // cached tokens skip prefill
+				e.CacheQueries.Add(int64(s.job.PromptTokens))
+				e.CacheHits.Add(int64(s.cached))
+			}
 			s.admitted, s.kv = now, need
 			kvUsed += need
 			running = append(running, s)
@@ -321,6 +347,9 @@ func (e *Engine) Run(ctx context.Context) {
 				e.PromptTotal.Add(int64(c.n))
 			}
 			if s.prefilled >= s.job.PromptTokens {
+				if e.cache != nil {
+					e.cache.insert(s.job.Blocks, e.p.KVTokens-kvUsed)
+				}
 				// The last prefill chunk samples the first token.
 				stepTokens += e.advance(s, 1, now)
 			}
@@ -357,7 +386,7 @@ func (e *Engine) Run(ctx context.Context) {
 // cancelled, if the counters move only then (Wire.MetricsAtEnd).
 func (e *Engine) leave(s *Stream) {
 	if e.p.Wire.MetricsAtEnd {
-		e.PromptTotal.Add(int64(s.prefilled))
+		e.PromptTotal.Add(int64(s.prefilled - s.cached))
 		e.GenTotal.Add(int64(s.generated))
 	}
 }
@@ -378,7 +407,7 @@ func (e *Engine) advance(s *Stream, n int, now time.Time) int {
 	finished := s.generated >= target
 	first := s.generated == n && n > 0
 	if finished || first || s.sinceEmit >= e.p.StreamInterval {
-		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps}
+		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps, Cached: s.cached}
 		if finished {
 			ev.Done = true
 			ev.Finish = "stop"

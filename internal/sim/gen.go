@@ -34,6 +34,7 @@ type exchange struct {
 	// The engine's view (Event.At): when the request got a slot, and when
 	// the steps that made its first and its latest tokens ended.
 	admitted, firstAt, lastAt time.Time
+	cached                    int    // prompt tokens from the prefix cache
 	text                      []byte // all output text so far
 	ids                       []int  // all output token ids so far
 	spec                      bool
@@ -106,7 +107,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
 		length = min(len(answer), g.maxTokens) // the answer, then EOS
 	}
-	st, err := s.eng.Submit(Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length})
+	job := Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
+	if s.p.PrefixCache {
+		job.Blocks = blockHashes(g.prompt, s.p.PrefixCacheBlock)
+	}
+	st, err := s.eng.Submit(job)
 	if err != nil {
 		openAIError(w, 503, err.Error())
 		return
@@ -177,6 +182,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 				if x.firstAt.IsZero() {
 					x.firstAt, x.admitted = ev.At, st.Admitted()
 				}
+				x.cached = ev.Cached
 				x.lastAt = ev.At
 			}
 			if !g.stream {

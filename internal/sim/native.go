@@ -94,7 +94,7 @@ func (f *sglangFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func (f *sglangFormat) obj(x *exchange, ev Event) sglangEvent {
 	e := sglangEvent{Text: string(x.text), MetaInfo: sglangMeta{
-		ID: "sim-" + x.id, PromptTokens: x.g.promptTokens, CompletionTokens: ev.Total,
+		ID: "sim-" + x.id, PromptTokens: x.g.promptTokens, CompletionTokens: ev.Total, CachedTokens: ev.Cached,
 	}}
 	if ev.Done {
 		if ev.Finish == "length" {
@@ -301,13 +301,14 @@ func (f *llamaFormat) final(x *exchange, ev Event, content string) map[string]an
 	if ev.Finish == "length" {
 		stopType = "limit"
 	}
+	computed := x.g.promptTokens - x.cached // prompt_n leaves out cache_n
 	return map[string]any{
 		"index": 0, "content": content, "tokens": []int{}, "id_slot": 0, "stop": true, "model": f.s.p.Model,
 		"tokens_predicted": ev.Total, "tokens_evaluated": x.g.promptTokens, "stop_type": stopType,
 		"timings": map[string]any{
-			"cache_n": 0, "prompt_n": x.g.promptTokens, "prompt_ms": promptMs,
-			"prompt_per_token_ms": promptMs / float64(max(x.g.promptTokens, 1)),
-			"prompt_per_second":   float64(x.g.promptTokens) / max(promptMs, 1e-3) * 1e3,
+			"cache_n": x.cached, "prompt_n": computed, "prompt_ms": promptMs,
+			"prompt_per_token_ms": promptMs / float64(max(computed, 1)),
+			"prompt_per_second":   float64(computed) / max(promptMs, 1e-3) * 1e3,
 			"predicted_n":         ev.Total, "predicted_ms": predMs,
 			"predicted_per_token_ms": perTok, "predicted_per_second": perSec,
 		},

@@ -191,9 +191,16 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 }
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptDetails is sent with a prefix cache, as vLLM does with
+// --enable-prompt-tokens-details.
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type openAIChunk struct {
@@ -257,7 +264,10 @@ func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion
 	}
 	c.Choices = []openAIChoice{ch}
 	if withUsage {
-		c.Usage = &usage{x.g.promptTokens, completion, x.g.promptTokens + completion}
+		c.Usage = &usage{PromptTokens: x.g.promptTokens, CompletionTokens: completion, TotalTokens: x.g.promptTokens + completion}
+		if f.s.p.PrefixCache {
+			c.Usage.PromptTokensDetails = &promptDetails{CachedTokens: x.cached}
+		}
 	}
 	return c
 }

@@ -49,6 +49,19 @@ type Profile struct {
 	Jitter float64 `yaml:"jitter"`
 	Seed   int64   `yaml:"seed"`
 	Wire   Wire    `yaml:"wire"`
+	// PrefixCache keeps the KV of prompt blocks for reuse: a prompt's blocks
+	// of PrefixCacheBlock tokens are hashed in a chain (a block is reused
+	// only when its whole prefix matches), and the blocks a new prompt starts
+	// with skip prefill, so its TTFT falls by their prefill time; the last
+	// prompt token is always computed. Cached blocks live in free KV, least
+	// recently used out first, up to PrefixCacheTokens (default: kv_tokens),
+	// and give way to requests that need the space. Hits are reported as
+	// usage.prompt_tokens_details.cached_tokens, SGLang's cached_tokens,
+	// llama.cpp's cache_n, and in /metrics (vllm:prefix_cache_queries_total
+	// and vllm:prefix_cache_hits_total, in tokens; sglang:cache_hit_rate).
+	PrefixCache       bool `yaml:"prefix_cache"`
+	PrefixCacheBlock  int  `yaml:"prefix_cache_block"`  // tokens a block; default 16
+	PrefixCacheTokens int  `yaml:"prefix_cache_tokens"` // the cache's budget
 	// Faults by route path ("/v1/completions") or "*" for every generation route.
 	Faults map[string]Fault `yaml:"faults"`
 	// DieAfter makes the server crash (close every connection and stop)
@@ -287,6 +300,22 @@ func (p *Profile) fill() error {
 	}
 	if p.Wire.EventsPerWrite < 0 || p.Wire.EventsPerWrite > 1000 {
 		return bad("wire.events_per_write", "must be 0..1000, got %d", p.Wire.EventsPerWrite)
+	}
+	if !p.PrefixCache && p.PrefixCacheBlock != 0 {
+		return bad("prefix_cache_block", "needs prefix_cache: true")
+	}
+	if !p.PrefixCache && p.PrefixCacheTokens != 0 {
+		return bad("prefix_cache_tokens", "needs prefix_cache: true")
+	}
+	if p.PrefixCache {
+		def(&p.PrefixCacheBlock, 16)
+		def(&p.PrefixCacheTokens, p.KVTokens)
+		if p.PrefixCacheBlock < 1 || p.PrefixCacheBlock > 4096 {
+			return bad("prefix_cache_block", "must be 1..4096 tokens, got %d", p.PrefixCacheBlock)
+		}
+		if p.PrefixCacheTokens < p.PrefixCacheBlock || p.PrefixCacheTokens > p.KVTokens {
+			return bad("prefix_cache_tokens", "must be between a block (%d) and kv_tokens (%d), got %d", p.PrefixCacheBlock, p.KVTokens, p.PrefixCacheTokens)
+		}
 	}
 	if p.DieAfter < 0 {
 		return bad("die_after", "must not be negative")

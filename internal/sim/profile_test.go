@@ -15,6 +15,11 @@ func TestProfileOptionErrors(t *testing.T) {
 		{"events-per-write-negative", "wire:\n  events_per_write: -1\n", "t.yaml:7: wire.events_per_write: must be 0..1000, got -1"},
 		{"events-per-write-huge", "wire:\n  events_per_write: 5000\n", "t.yaml:7: wire.events_per_write: must be 0..1000"},
 		{"tool-calls-not-bool", "wire:\n  tool_calls: maybe\n", "t.yaml:7"},
+		{"prefix-block-without-cache", "prefix_cache_block: 8\n", "t.yaml:6: prefix_cache_block: needs prefix_cache: true"},
+		{"prefix-tokens-without-cache", "prefix_cache_tokens: 800\n", "t.yaml:6: prefix_cache_tokens: needs prefix_cache: true"},
+		{"prefix-block-huge", "prefix_cache: true\nprefix_cache_block: 5000\n", "t.yaml:7: prefix_cache_block: must be 1..4096 tokens, got 5000"},
+		{"prefix-budget-under-a-block", "prefix_cache: true\nprefix_cache_tokens: 4\n", "t.yaml:7: prefix_cache_tokens: must be between a block (16) and kv_tokens"},
+		{"prefix-budget-over-the-pool", "kv_tokens: 1000\nprefix_cache: true\nprefix_cache_tokens: 2000\n", "t.yaml:8: prefix_cache_tokens: must be between a block (16) and kv_tokens (1000), got 2000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseProfile("t.yaml", []byte(base+tc.yaml))
@@ -27,7 +32,11 @@ func TestProfileOptionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := p.Wire; w != (Wire{}) {
-		t.Errorf("a profile without options has wire %+v, want all off", w)
+	if w := p.Wire; w != (Wire{}) || p.PrefixCache {
+		t.Errorf("a profile without options has wire %+v, prefix cache %v; want all off", w, p.PrefixCache)
+	}
+	p, err = ParseProfile("t.yaml", []byte(base+"prefix_cache: true\n"))
+	if err != nil || p.PrefixCacheBlock != 16 || p.PrefixCacheTokens != p.KVTokens {
+		t.Errorf("prefix cache defaults: block %d, budget %d (%v); want 16 and kv_tokens", p.PrefixCacheBlock, p.PrefixCacheTokens, err)
 	}
 }
