@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -38,5 +40,36 @@ func TestProfileOptionErrors(t *testing.T) {
 	p, err = ParseProfile("t.yaml", []byte(base+"prefix_cache: true\n"))
 	if err != nil || p.PrefixCacheBlock != 16 || p.PrefixCacheTokens != p.KVTokens {
 		t.Errorf("prefix cache defaults: block %d, budget %d (%v); want 16 and kv_tokens", p.PrefixCacheBlock, p.PrefixCacheTokens, err)
+	}
+}
+
+// README.md documents every wire option and the prefix cache's, and its
+// example profile parses.
+func TestReadmeListsTheOptions(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(readme)
+	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens"}
+	wt := reflect.TypeFor[Wire]()
+	for i := range wt.NumField() {
+		tags = append(tags, wt.Field(i).Tag.Get("yaml"))
+	}
+	for _, tag := range tags {
+		if tag == "ignore_ignore_eos" || tag == "wrong_answers" {
+			continue // faults, documented in profile.go
+		}
+		if !strings.Contains(doc, "`"+tag+":") {
+			t.Errorf("README.md does not document %s", tag)
+		}
+	}
+	_, rest, ok := strings.Cut(doc, "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no yaml example")
+	}
+	if _, err := ParseProfile("README.md", []byte(example)); err != nil {
+		t.Errorf("README.md's example: %v", err)
 	}
 }
