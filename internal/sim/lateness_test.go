@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,4 +84,30 @@ func TestLatenessReported(t *testing.T) {
 			t.Errorf("traced request %+v, want 5 late steps, 10 ms at worst", tr.Requests)
 		}
 	})
+}
+
+// The same in real time, through HTTP: a step loop that sleeps 20 ms a
+// step on 1 ms steps can only be late (a sleep never ends early), so every
+// step counts, however busy the machine running the test is.
+func TestLatenessRealTime(t *testing.T) {
+	const stall = 20 * time.Millisecond
+	srv := New(mustProfile(t, "tiny"), Options{})
+	srv.eng.stall = func() { time.Sleep(stall) }
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a b","max_tokens":8,"ignore_eos":true,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if l := srv.Lateness(); l.Steps != 8 || l.Late != 8 || l.Worst < stall || l.Total < 8*stall {
+		t.Errorf("lateness %+v, want all 8 steps late by at least %v", l, stall)
+	}
 }
