@@ -35,7 +35,7 @@ func sseObjects(t *testing.T, body []byte) []map[string]any {
 
 // rawExchange sends one HTTP/1.1 request on a new connection and returns
 // the response head and the payload of each chunk of its chunked body: one
-// a flush of the server's writer. keepReading reports whether the server
+// a flush of the server's writer. open reports whether the server
 // left the connection open after the response.
 func rawExchange(t *testing.T, n *memnet.Net, path, body string) (head string, chunks []string, open bool) {
 	t.Helper()
