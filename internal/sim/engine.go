@@ -17,6 +17,9 @@ type Job struct {
 	// Length is where the model would stop on its own (EOS); the output is
 	// min(Length, MaxTokens) tokens. Set it to MaxTokens to ignore EOS.
 	Length int
+	// Blocks are the prompt's chained block hashes, for the prefix cache
+	// (blockHashes); nil when the profile has none.
+	Blocks []uint64
 }
 
 // Event is one chunk's worth of engine output for a request.
@@ -29,6 +32,8 @@ type Event struct {
 	// VerifySteps counts the engine steps that produced tokens (speculative
 	// decoding reports completion_tokens / verify steps as accept length).
 	VerifySteps int
+	// Cached is how many prompt tokens the prefix cache supplied.
+	Cached int
 }
 
 // Stream carries one request's events from the engine to its handler. The
@@ -43,12 +48,26 @@ type Stream struct {
 	// Owned by the engine goroutine.
 	queued, admitted time.Time
 	prefilled        int
+	cached           int
 	generated        int
 	pending          int
 	sinceEmit        int
 	steps            int
 	kv               int
 	gone             bool
+
+	// The late steps this request was running in, and the worst of them
+	// (written by the engine, read by the trace when the request ends).
+	lateSteps atomic.Int64
+	worstLate atomic.Int64
+}
+
+// Admitted is when the request got a slot in the running set; it is set
+// before the first event, so read it after taking one.
+func (s *Stream) Admitted() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.admitted
 }
 
 // Ready is signalled when events may be waiting.
@@ -88,6 +107,64 @@ type Engine struct {
 	SpecDrafts, SpecDraftTokens     atomic.Int64
 	SpecAccepted                    atomic.Int64
 	lastStepTokens, lastStepNanos   atomic.Int64
+
+	// Steps run, and how many of them, how long in all and how long at
+	// worst ended late (see Lateness).
+	steps, lateSteps, lateNanos, worstNanos atomic.Int64
+
+	// Prompt tokens looked up in the prefix cache, and found there.
+	CacheQueries, CacheHits atomic.Int64
+	cache                   *prefixCache // engine goroutine only; nil without one
+
+	// stall, when set, runs after each step's timer fires: tests use it to
+	// starve the engine as a busy machine would.
+	stall func()
+}
+
+// Lateness says how far the engine fell behind its own schedule. Each step
+// has a deadline, the previous step's deadline plus its modelled time; a
+// step is late when it ended more than LateTolerance(step time) after it,
+// which happens only when the process did not get the CPU in time (a busy
+// machine, a slow reader hogging the cores). Figures measured against a
+// simulator with late steps describe the starved simulator, not the profile.
+type Lateness struct {
+	Steps int64         // steps run
+	Late  int64         // steps that ended late
+	Total time.Duration // lateness summed over the late steps
+	Worst time.Duration // the latest step's lateness
+}
+
+// LateTolerance is how long after its deadline a step of time d may end
+// without counting as late: 2 ms (a timer's oversleep on a loaded machine)
+// or a fifth of the step, whichever is larger.
+func LateTolerance(d time.Duration) time.Duration {
+	return max(2*time.Millisecond, d/5)
+}
+
+// Lateness returns the engine's lateness so far.
+func (e *Engine) Lateness() Lateness {
+	return Lateness{
+		Steps: e.steps.Load(),
+		Late:  e.lateSteps.Load(),
+		Total: time.Duration(e.lateNanos.Load()),
+		Worst: time.Duration(e.worstNanos.Load()),
+	}
+}
+
+// late counts a step that ended late by d against the engine and every
+// request it served.
+func (e *Engine) late(d time.Duration, running []*Stream) {
+	e.lateSteps.Add(1)
+	e.lateNanos.Add(int64(d))
+	if int64(d) > e.worstNanos.Load() {
+		e.worstNanos.Store(int64(d)) // only the engine goroutine writes
+	}
+	for _, s := range running {
+		s.lateSteps.Add(1)
+		if int64(d) > s.worstLate.Load() {
+			s.worstLate.Store(int64(d))
+		}
+	}
 }
 
 // ErrStopped is returned by Submit once the engine's Run has returned.
@@ -95,13 +172,17 @@ var ErrStopped = errors.New("engine stopped")
 
 // NewEngine makes an engine for a profile; call Run to start it.
 func NewEngine(p *Profile) *Engine {
-	return &Engine{
+	e := &Engine{
 		p:      p,
 		in:     make(chan *Stream),
 		cancel: make(chan *Stream),
 		done:   make(chan struct{}),
 		rng:    rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)),
 	}
+	if p.PrefixCache {
+		e.cache = newPrefixCache(p.PrefixCacheBlock, p.PrefixCacheTokens)
+	}
+	return e
 }
 
 // Submit queues a job and returns its stream.
@@ -140,6 +221,7 @@ func (e *Engine) Run(ctx context.Context) {
 			return
 		}
 		s.gone = true
+		e.leave(s)
 		if i := slices.Index(waiting, s); i >= 0 {
 			waiting = slices.Delete(waiting, i, i+1)
 		} else if i := slices.Index(running, s); i >= 0 {
@@ -165,10 +247,22 @@ func (e *Engine) Run(ctx context.Context) {
 		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
 			s := waiting[0]
 			need := s.job.PromptTokens + s.job.MaxTokens
+			if e.cache != nil {
+				// Cached blocks live in free KV: a request that needs the
+				// space evicts them (a running request keeps its own KV,
+				// shared prefix or not: a simplification).
+				e.cache.fit(e.p.KVTokens - kvUsed - need)
+			}
 			if kvUsed+need > e.p.KVTokens && len(running) > 0 {
 				break // waits for space; TTFT grows
 			}
 			waiting = waiting[1:]
+			if e.cache != nil && s.prefilled == 0 {
+				s.cached = e.cache.lookup(s.job.Blocks, s.job.PromptTokens)
+				s.prefilled = s.cached // cached tokens skip prefill
+				e.CacheQueries.Add(int64(s.job.PromptTokens))
+				e.CacheHits.Add(int64(s.cached))
+			}
 			s.admitted, s.kv = now, need
 			kvUsed += need
 			running = append(running, s)
@@ -232,7 +326,14 @@ func (e *Engine) Run(ctx context.Context) {
 				return
 			}
 		}
+		if e.stall != nil {
+			e.stall()
+		}
 		now = time.Now()
+		e.steps.Add(1)
+		if behind := now.Sub(planned); behind > LateTolerance(dur) {
+			e.late(behind, running)
+		}
 		e.lastStepNanos.Store(int64(dur))
 		stepTokens := 0
 
@@ -242,8 +343,13 @@ func (e *Engine) Run(ctx context.Context) {
 				continue
 			}
 			s.prefilled += c.n
-			e.PromptTotal.Add(int64(c.n))
+			if !e.p.Wire.MetricsAtEnd {
+				e.PromptTotal.Add(int64(c.n))
+			}
 			if s.prefilled >= s.job.PromptTokens {
+				if e.cache != nil {
+					e.cache.insert(s.job.Blocks, e.p.KVTokens-kvUsed)
+				}
 				// The last prefill chunk samples the first token.
 				stepTokens += e.advance(s, 1, now)
 			}
@@ -276,6 +382,15 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
+// leave counts a request's tokens when it leaves the engine, finished or
+// cancelled, if the counters move only then (Wire.MetricsAtEnd).
+func (e *Engine) leave(s *Stream) {
+	if e.p.Wire.MetricsAtEnd {
+		e.PromptTotal.Add(int64(s.prefilled - s.cached))
+		e.GenTotal.Add(int64(s.generated))
+	}
+}
+
 // advance adds up to n tokens to s, emits a chunk when the stream interval
 // is reached or the output ends, and marks a finished stream gone. It
 // returns the tokens added.
@@ -286,11 +401,13 @@ func (e *Engine) advance(s *Stream, n int, now time.Time) int {
 	s.pending += n
 	s.sinceEmit++
 	s.steps++
-	e.GenTotal.Add(int64(n))
+	if !e.p.Wire.MetricsAtEnd {
+		e.GenTotal.Add(int64(n))
+	}
 	finished := s.generated >= target
 	first := s.generated == n && n > 0
 	if finished || first || s.sinceEmit >= e.p.StreamInterval {
-		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps}
+		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps, Cached: s.cached}
 		if finished {
 			ev.Done = true
 			ev.Finish = "stop"
@@ -299,6 +416,7 @@ func (e *Engine) advance(s *Stream, n int, now time.Time) int {
 			}
 			s.gone = true
 			e.Finished.Add(1)
+			e.leave(s)
 		}
 		s.push(ev)
 		s.pending, s.sinceEmit = 0, 0

@@ -21,6 +21,7 @@ type gen struct {
 	continuous   bool
 	chat         bool // pays the chat route's overhead
 	minTokens    int
+	tool         string // answer with a call of this tool (Wire.ToolCalls)
 }
 
 // exchange is one request's state while it is served.
@@ -30,9 +31,13 @@ type exchange struct {
 	created int64
 	arrived time.Time
 	first   time.Time // first token left
-	text    []byte    // all output text so far
-	ids     []int     // all output token ids so far
-	spec    bool
+	// The engine's view (Event.At): when the request got a slot, and when
+	// the steps that made its first and its latest tokens ended.
+	admitted, firstAt, lastAt time.Time
+	cached                    int    // prompt tokens from the prefix cache
+	text                      []byte // all output text so far
+	ids                       []int  // all output token ids so far
+	spec                      bool
 }
 
 // format writes one protocol's responses.
@@ -102,7 +107,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
 		length = min(len(answer), g.maxTokens) // the answer, then EOS
 	}
-	st, err := s.eng.Submit(Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length})
+	job := Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
+	if s.p.PrefixCache {
+		job.Blocks = blockHashes(g.prompt, s.p.PrefixCacheBlock)
+	}
+	st, err := s.eng.Submit(job)
 	if err != nil {
 		openAIError(w, 503, err.Error())
 		return
@@ -136,6 +145,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if g.stream {
 		w.Header().Set("Content-Type", f.contentType())
 		w.Header().Set("Cache-Control", "no-cache")
+		if s.p.Wire.CloseAfterStream && r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close") // net/http closes after the handler
+		}
 		w.WriteHeader(200)
 		buf = f.begin(buf[:0], x)
 		if len(buf) > 0 {
@@ -145,6 +157,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	}
 	flusher := http.NewResponseController(w)
 	chunks := 0
+	// held is the token counts of the chunks in buf not yet written.
+	var held []int
+	perWrite := max(s.p.Wire.EventsPerWrite, 1)
+	buf = buf[:0]
 	// The chat route frames and detokenizes each chunk in turn: a queue
 	// with one server whose service time is the per-chunk cost. Tracking
 	// when each chunk is due (not sleeping a fixed time) keeps timer
@@ -162,6 +178,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 			start := len(x.text)
 			nids := len(x.ids)
 			x.text, x.ids = gen.next(x.text, x.ids, ev.Tokens)
+			if ev.Tokens > 0 {
+				if x.firstAt.IsZero() {
+					x.firstAt, x.admitted = ev.At, st.Admitted()
+				}
+				x.cached = ev.Cached
+				x.lastAt = ev.At
+			}
 			if !g.stream {
 				if ev.Done {
 					s.observe(x, ev)
@@ -192,7 +215,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 						return
 					}
 				case "malformed":
-					w.Write([]byte("data: {\"choices\": [{\"text\": \n\n"))
+					buf = append(buf, "data: {\"choices\": [{\"text\": \n\n"...)
 				case "truncate":
 					s.eng.Cancel(st)
 					status = "fault: truncate"
@@ -200,18 +223,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 				}
 			}
 			chunks++
-			buf = f.event(buf[:0], x, ev, x.text[start:], x.ids[nids:])
+			buf = f.event(buf, x, ev, x.text[start:], x.ids[nids:])
+			held = append(held, ev.Tokens)
 			if ev.Done {
 				s.observe(x, ev)
 				buf = f.end(buf, x, ev)
 			}
+			if len(held) < perWrite && !ev.Done {
+				continue // coalesced with the next chunks (Wire.EventsPerWrite)
+			}
 			w.Write(buf)
 			flusher.Flush()
+			buf = buf[:0]
 			now := time.Now()
-			if x.first.IsZero() && ev.Tokens > 0 {
-				x.first = now
+			for _, n := range held {
+				if x.first.IsZero() && n > 0 {
+					x.first = now
+				}
+				tr.chunk(now, n)
 			}
-			tr.chunk(now, ev.Tokens)
+			held = held[:0]
 			if ev.Done {
 				if status == "cancelled" {
 					status = "ok"
@@ -220,6 +251,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 			}
 		}
 	}
+}
+
+// engineTimes are the server-side timings real engines report, taken from
+// the engine's step times, not from when the chunks were written: prompt is
+// from the slot to the first token (prefill), decode from the first token
+// to the last (the steps that made tokens 2..n, so it covers n−1 tokens).
+func (x *exchange) engineTimes() (prompt, decode time.Duration) {
+	if x.firstAt.IsZero() {
+		return 0, 0
+	}
+	return x.firstAt.Sub(x.admitted), x.lastAt.Sub(x.firstAt)
 }
 
 // observe feeds the latency histograms of /metrics.

@@ -60,6 +60,10 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	kv := float64(e.KVUsed.Load()) / float64(s.p.KVTokens)
+	hitRate := 0.0
+	if q := e.CacheQueries.Load(); q > 0 {
+		hitRate = float64(e.CacheHits.Load()) / float64(q)
+	}
 	switch s.p.Engine {
 	case "sglang":
 		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", float64(e.Running.Load()))
@@ -75,7 +79,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 			acc = 1 + float64(e.SpecAccepted.Load())/float64(d)
 		}
 		metric("sglang:spec_accept_length", "gauge", "The average acceptance length of speculative decoding.", acc)
-		metric("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", 0)
+		metric("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", hitRate)
 		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(e.PromptTotal.Load()))
 		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(e.GenTotal.Load()))
 		s.hist.ttft.write(&b, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.")
@@ -100,6 +104,10 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(e.PromptTotal.Load()))
 		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(e.GenTotal.Load()))
 		metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", 0)
+		if s.p.PrefixCache {
+			metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", float64(e.CacheQueries.Load()))
+			metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", float64(e.CacheHits.Load()))
+		}
 		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", float64(e.SpecDrafts.Load()))
 		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", float64(e.SpecDraftTokens.Load()))
 		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", float64(e.SpecAccepted.Load()))
@@ -107,6 +115,13 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		s.hist.itl.write(&b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.")
 		s.hist.e2e.write(&b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.")
 	}
+	// The simulator's own health, under every engine's names: figures taken
+	// while late steps grew describe a starved simulator.
+	l := e.Lateness()
+	metric("tokperf_sim_steps_total", "counter", "Engine steps run by the simulator.", float64(l.Steps))
+	metric("tokperf_sim_late_steps_total", "counter", "Simulator steps that ended more than max(2 ms, step/5) after their deadline.", float64(l.Late))
+	metric("tokperf_sim_lateness_seconds_total", "counter", "Lateness summed over the late steps.", l.Total.Seconds())
+	metric("tokperf_sim_lateness_seconds_max", "gauge", "The latest step's lateness.", l.Worst.Seconds())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write([]byte(b.String()))
 }

@@ -22,6 +22,33 @@ type openAIRequest struct {
 	MinTokens   int      `json:"min_tokens"`
 	Temperature *float64 `json:"temperature"`
 	Seed        *int64   `json:"seed"`
+	Tools       []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+}
+
+// toolName is the tool a chat request is answered with a call of, or "":
+// the one tool_choice names, else the first tool unless tool_choice is "none".
+func (req *openAIRequest) toolName() string {
+	if len(req.Tools) == 0 {
+		return ""
+	}
+	var choice string
+	if json.Unmarshal(req.ToolChoice, &choice) == nil && choice == "none" {
+		return ""
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(req.ToolChoice, &named) == nil && named.Function.Name != "" {
+		return named.Function.Name
+	}
+	return req.Tools[0].Function.Name
 }
 
 type chatMessage struct {
@@ -139,7 +166,10 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		g.seed = *req.Seed
 	}
 	if o := req.StreamOptions; o != nil && !s.p.Wire.OmitUsage {
-		g.includeUsage, g.continuous = o.IncludeUsage, o.ContinuousUsageStats
+		g.includeUsage, g.continuous = o.IncludeUsage, o.ContinuousUsageStats && !s.p.Wire.UsageAtEnd
+	}
+	if chat && s.p.Wire.ToolCalls {
+		g.tool = req.toolName()
 	}
 	if req.MinTokens > 0 && req.MinTokens > g.maxTokens {
 		openAIError(w, 400, "min_tokens must not exceed max_tokens")
@@ -161,9 +191,16 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 }
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptDetails is sent with a prefix cache, as vLLM does with
+// --enable-prompt-tokens-details.
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type openAIChunk struct {
@@ -185,8 +222,21 @@ type openAIChoice struct {
 }
 
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+// toolCall is one call in a message, or a fragment of it in a delta (the
+// first carries id, type and name; later ones only argument text).
+type toolCall struct {
+	Index    *int   `json:"index,omitempty"` // deltas only
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 type openAIFormat struct {
@@ -214,7 +264,10 @@ func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion
 	}
 	c.Choices = []openAIChoice{ch}
 	if withUsage {
-		c.Usage = &usage{x.g.promptTokens, completion, x.g.promptTokens + completion}
+		c.Usage = &usage{PromptTokens: x.g.promptTokens, CompletionTokens: completion, TotalTokens: x.g.promptTokens + completion}
+		if f.s.p.PrefixCache {
+			c.Usage.PromptTokensDetails = &promptDetails{CachedTokens: x.cached}
+		}
 	}
 	return c
 }
@@ -236,7 +289,37 @@ func (f *openAIFormat) begin(b []byte, x *exchange) []byte {
 }
 
 func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []int) []byte {
-	return sse(b, f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous))
+	if x.g.tool == "" {
+		return sse(b, f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous))
+	}
+	finish := ""
+	if ev.Done {
+		finish = "tool_calls"
+	}
+	c := f.chunk(x, "", finish, ev.Total, x.g.continuous)
+	first := ev.Total == ev.Tokens
+	args := string(piece)
+	if first {
+		args = `{"text":"` + args
+	}
+	if ev.Done {
+		args += `"}`
+	}
+	call := f.call(x, first, args)
+	zero := 0
+	call.Index = &zero
+	c.Choices[0].Delta = &chatDelta{ToolCalls: []toolCall{call}}
+	return sse(b, c)
+}
+
+// call is the tool call of x, whole or (first false) a later fragment.
+func (f *openAIFormat) call(x *exchange, first bool, args string) toolCall {
+	var call toolCall
+	if first {
+		call.ID, call.Type, call.Function.Name = "call_"+x.id, "function", x.g.tool
+	}
+	call.Function.Arguments = args
+	return call
 }
 
 func (f *openAIFormat) end(b []byte, x *exchange, ev Event) []byte {
@@ -255,6 +338,11 @@ func (f *openAIFormat) whole(x *exchange, ev Event) any {
 		c.Object = "chat.completion"
 		c.Choices[0].Message = &chatDelta{Role: "assistant", Content: &text}
 		c.Choices[0].Delta = nil
+		if x.g.tool != "" {
+			finish := "tool_calls"
+			c.Choices[0].FinishReason = &finish
+			c.Choices[0].Message = &chatDelta{Role: "assistant", ToolCalls: []toolCall{f.call(x, true, `{"text":"`+text+`"}`)}}
+		}
 	}
 	return c
 }

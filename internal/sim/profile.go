@@ -49,6 +49,19 @@ type Profile struct {
 	Jitter float64 `yaml:"jitter"`
 	Seed   int64   `yaml:"seed"`
 	Wire   Wire    `yaml:"wire"`
+	// PrefixCache keeps the KV of prompt blocks for reuse: a prompt's blocks
+	// of PrefixCacheBlock tokens are hashed in a chain (a block is reused
+	// only when its whole prefix matches), and the blocks a new prompt starts
+	// with skip prefill, so its TTFT falls by their prefill time; the last
+	// prompt token is always computed. Cached blocks live in free KV, least
+	// recently used out first, up to PrefixCacheTokens (default: kv_tokens),
+	// and give way to requests that need the space. Hits are reported as
+	// usage.prompt_tokens_details.cached_tokens, SGLang's cached_tokens,
+	// llama.cpp's cache_n, and in /metrics (vllm:prefix_cache_queries_total
+	// and vllm:prefix_cache_hits_total, in tokens; sglang:cache_hit_rate).
+	PrefixCache       bool `yaml:"prefix_cache"`
+	PrefixCacheBlock  int  `yaml:"prefix_cache_block"`  // tokens a block; default 16
+	PrefixCacheTokens int  `yaml:"prefix_cache_tokens"` // the cache's budget
 	// Faults by route path ("/v1/completions") or "*" for every generation route.
 	Faults map[string]Fault `yaml:"faults"`
 	// DieAfter makes the server crash (close every connection and stop)
@@ -127,8 +140,37 @@ type Chat struct {
 // Wire holds protocol quirks.
 type Wire struct {
 	// OmitUsage never sends usage or cumulative counts (a server that does not
-	// support stream_options), so the client has to count chunks.
+	// support stream_options), so the client has to count chunks. On the
+	// OpenAI routes no usage object is sent even when include_usage is asked;
+	// on the native routes the counts a real engine can leave out are left
+	// out: TGI's stream carries details only when the request asks for them,
+	// llama.cpp's events carry empty token lists (return_tokens off).
 	OmitUsage bool `yaml:"omit_usage"`
+	// UsageAtEnd ignores continuous_usage_stats: usage comes only in the
+	// final chunk (when include_usage is asked), however many tokens each
+	// chunk holds, as servers that pack a speculative step's tokens into one
+	// chunk without per-chunk counts do. Independent of speculative.
+	UsageAtEnd bool `yaml:"usage_at_end"`
+	// EventsPerWrite coalesces this many stream chunks into one write and
+	// flush, so a client reads several events at once (and sees them arrive
+	// together); the last chunk of a stream is written at once. 0 or 1: a
+	// write per chunk.
+	EventsPerWrite int `yaml:"events_per_write"`
+	// ToolCalls answers a chat request that offers tools (unless its
+	// tool_choice is "none") with a call of its first tool, or of the one
+	// tool_choice names: the chunks carry delta.tool_calls (id, type and name
+	// in the first, then argument fragments, one a chunk, that join into
+	// {"text":"…"}) instead of content, and finish_reason is "tool_calls".
+	ToolCalls bool `yaml:"tool_calls"`
+	// CloseAfterStream closes the connection after every streamed response
+	// (Connection: close on HTTP/1.1), as llama-server drops kept-alive
+	// connections, so a client must dial again and may meet a closed idle
+	// connection.
+	CloseAfterStream bool `yaml:"close_after_stream"`
+	// MetricsAtEnd moves the token counters of /metrics only when a request
+	// leaves the engine (finished or cancelled), with all of its tokens at
+	// once, as llama.cpp's tokens_predicted_total does, instead of every step.
+	MetricsAtEnd bool `yaml:"metrics_at_end"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
@@ -254,6 +296,25 @@ func (p *Profile) fill() error {
 	}{{"context_length", p.ContextLength}, {"gpus", p.GPUs}, {"max_running", p.MaxRunning}, {"kv_tokens", p.KVTokens}, {"chunked_prefill", p.ChunkedPrefill}, {"stream_interval", p.StreamInterval}} {
 		if c.v < 0 {
 			return bad(c.name, "must be positive, got %d", c.v)
+		}
+	}
+	if p.Wire.EventsPerWrite < 0 || p.Wire.EventsPerWrite > 1000 {
+		return bad("wire.events_per_write", "must be 0..1000, got %d", p.Wire.EventsPerWrite)
+	}
+	if !p.PrefixCache && p.PrefixCacheBlock != 0 {
+		return bad("prefix_cache_block", "needs prefix_cache: true")
+	}
+	if !p.PrefixCache && p.PrefixCacheTokens != 0 {
+		return bad("prefix_cache_tokens", "needs prefix_cache: true")
+	}
+	if p.PrefixCache {
+		def(&p.PrefixCacheBlock, 16)
+		def(&p.PrefixCacheTokens, p.KVTokens)
+		if p.PrefixCacheBlock < 1 || p.PrefixCacheBlock > 4096 {
+			return bad("prefix_cache_block", "must be 1..4096 tokens, got %d", p.PrefixCacheBlock)
+		}
+		if p.PrefixCacheTokens < p.PrefixCacheBlock || p.PrefixCacheTokens > p.KVTokens {
+			return bad("prefix_cache_tokens", "must be between a block (%d) and kv_tokens (%d), got %d", p.PrefixCacheBlock, p.KVTokens, p.PrefixCacheTokens)
 		}
 	}
 	if p.DieAfter < 0 {

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // The official OpenAI SDK talks to the simulator: streaming chat with usage,
@@ -58,5 +60,39 @@ func TestOfficialOpenAISDK(t *testing.T) {
 	models, err := client.Models.List(ctx)
 	if err != nil || len(models.Data) != 1 || models.Data[0].ID != "tiny" {
 		t.Errorf("models %+v, %v", models, err)
+	}
+}
+
+// The SDK accumulates the simulator's streamed tool call into one call
+// with the tool's name and arguments that parse.
+func TestOfficialOpenAISDKToolCall(t *testing.T) {
+	p := mustProfile(t, "tiny")
+	p.Wire.ToolCalls = true
+	_, url, stop, err := Start(t.Context(), p, "127.0.0.1:0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	client := openai.NewClient(option.WithBaseURL(url+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
+		Model:     "tiny",
+		Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("weather?")},
+		MaxTokens: openai.Int(5),
+		Tools:     []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"})},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("streaming chat: %v", err)
+	}
+	if len(acc.Choices) != 1 || acc.Choices[0].FinishReason != "tool_calls" || len(acc.Choices[0].Message.ToolCalls) != 1 {
+		t.Fatalf("choices %+v", acc.Choices)
+	}
+	call := acc.Choices[0].Message.ToolCalls[0]
+	var args struct{ Text string }
+	if err := json.Unmarshal([]byte(call.Function.Arguments), &args); err != nil || call.Function.Name != "get_weather" || countTokens(args.Text) != 5 {
+		t.Errorf("call %+v (%v), want get_weather with 5 words", call, err)
 	}
 }

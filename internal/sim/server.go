@@ -17,7 +17,9 @@ import (
 type Options struct {
 	// NoTrace keeps no ground truth (for measuring the simulator's own speed).
 	NoTrace bool
-	// TraceLimit is how many finished requests the trace keeps (default 100,000).
+	// TraceLimit is how many finished requests the trace keeps, the most
+	// recent ones (default DefaultTraceLimit); older ones are dropped and
+	// counted (TraceDropped), so memory stays flat however long it runs.
 	TraceLimit int
 }
 
@@ -91,8 +93,22 @@ func (s *Server) Trace() []TraceRequest {
 	if s.trace == nil {
 		return nil
 	}
-	return s.trace.finished()
+	reqs, _ := s.trace.finished()
+	return reqs
 }
+
+// TraceDropped is how many finished requests the trace dropped to stay
+// within Options.TraceLimit since it started or was reset.
+func (s *Server) TraceDropped() int64 {
+	if s.trace == nil {
+		return 0
+	}
+	return s.trace.droppedCount()
+}
+
+// Lateness is how far the engine fell behind its schedule so far; a run
+// measured while Late grew measured a starved simulator.
+func (s *Server) Lateness() Lateness { return s.eng.Lateness() }
 
 // ResetTrace forgets the finished requests.
 func (s *Server) ResetTrace() {
@@ -310,5 +326,15 @@ func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": s.Trace()})
+	l := s.Lateness()
+	var reqs []TraceRequest
+	var dropped int64
+	limit := 0
+	if s.trace != nil {
+		reqs, dropped = s.trace.finished()
+		limit = s.trace.limit
+	}
+	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": reqs, "dropped": dropped, "limit": limit, "lateness": map[string]any{
+		"steps": l.Steps, "late_steps": l.Late, "lateness_total_s": l.Total.Seconds(), "lateness_max_s": l.Worst.Seconds(),
+	}})
 }

@@ -60,15 +60,32 @@ var wireCases = []exchangeCase{
 // network and calls fn with a client for it. Virtual time makes every
 // timestamp and timing in the responses deterministic.
 func serveVirtual(t *testing.T, p *Profile, fn func(c *http.Client, s *Server)) {
-	synctest.Test(t, func(t *testing.T) {
-		n := memnet.New()
-		s := New(p, Options{})
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); s.Serve(ctx, n) }()
+	serveVirtualWith(t, p, Options{}, nil, fn)
+}
+
+// serveVirtualWith is serveVirtual with options, and setup called on the
+// server before it serves.
+func serveVirtualWith(t *testing.T, p *Profile, opt Options, setup func(*Server), fn func(c *http.Client, s *Server)) {
+	serveVirtualNet(t, p, opt, setup, func(n *memnet.Net, s *Server) {
 		tr := &http.Transport{DialContext: n.Dial}
 		fn(&http.Client{Transport: tr}, s)
 		tr.CloseIdleConnections()
+	})
+}
+
+// serveVirtualNet is serveVirtualWith for tests that dial the in-memory
+// network themselves.
+func serveVirtualNet(t *testing.T, p *Profile, opt Options, setup func(*Server), fn func(n *memnet.Net, s *Server)) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		s := New(p, opt)
+		if setup != nil {
+			setup(s)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); s.Serve(ctx, n) }()
+		fn(n, s)
 		cancel()
 		<-done
 	})

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The options added to profiles are off by default and checked with the
+// file, line and field named.
+func TestProfileOptionErrors(t *testing.T) {
+	const base = "name: t\ndecode:\n  linear: {a_ms: 1, c_ms: 0}\nprefill:\n  per_token_us: 1\n"
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"events-per-write-negative", "wire:\n  events_per_write: -1\n", "t.yaml:7: wire.events_per_write: must be 0..1000, got -1"},
+		{"events-per-write-huge", "wire:\n  events_per_write: 5000\n", "t.yaml:7: wire.events_per_write: must be 0..1000"},
+		{"tool-calls-not-bool", "wire:\n  tool_calls: maybe\n", "t.yaml:7"},
+		{"prefix-block-without-cache", "prefix_cache_block: 8\n", "t.yaml:6: prefix_cache_block: needs prefix_cache: true"},
+		{"prefix-tokens-without-cache", "prefix_cache_tokens: 800\n", "t.yaml:6: prefix_cache_tokens: needs prefix_cache: true"},
+		{"prefix-block-huge", "prefix_cache: true\nprefix_cache_block: 5000\n", "t.yaml:7: prefix_cache_block: must be 1..4096 tokens, got 5000"},
+		{"prefix-budget-under-a-block", "prefix_cache: true\nprefix_cache_tokens: 4\n", "t.yaml:7: prefix_cache_tokens: must be between a block (16) and kv_tokens"},
+		{"prefix-budget-over-the-pool", "kv_tokens: 1000\nprefix_cache: true\nprefix_cache_tokens: 2000\n", "t.yaml:8: prefix_cache_tokens: must be between a block (16) and kv_tokens (1000), got 2000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseProfile("t.yaml", []byte(base+tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	p, err := ParseProfile("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Wire; w != (Wire{}) || p.PrefixCache {
+		t.Errorf("a profile without options has wire %+v, prefix cache %v; want all off", w, p.PrefixCache)
+	}
+	p, err = ParseProfile("t.yaml", []byte(base+"prefix_cache: true\n"))
+	if err != nil || p.PrefixCacheBlock != 16 || p.PrefixCacheTokens != p.KVTokens {
+		t.Errorf("prefix cache defaults: block %d, budget %d (%v); want 16 and kv_tokens", p.PrefixCacheBlock, p.PrefixCacheTokens, err)
+	}
+}
+
+// README.md documents every wire option and the prefix cache's, and its
+// example profile parses.
+func TestReadmeListsTheOptions(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(readme)
+	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens"}
+	wt := reflect.TypeFor[Wire]()
+	for i := range wt.NumField() {
+		tags = append(tags, wt.Field(i).Tag.Get("yaml"))
+	}
+	for _, tag := range tags {
+		if tag == "ignore_ignore_eos" || tag == "wrong_answers" {
+			continue // faults, documented in profile.go
+		}
+		if !strings.Contains(doc, "`"+tag+":") {
+			t.Errorf("README.md does not document %s", tag)
+		}
+	}
+	_, rest, ok := strings.Cut(doc, "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no yaml example")
+	}
+	if _, err := ParseProfile("README.md", []byte(example)); err != nil {
+		t.Errorf("README.md's example: %v", err)
+	}
+}
