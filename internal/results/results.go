@@ -5,7 +5,7 @@
 //
 //	w, _ := results.Create("run.jsonl", header)
 //	w.Write(rec)
-//	w.Close()
+//	w.Close(false) // false: not interrupted
 //
 //	r := results.NewReader(f, "run.jsonl")
 //	for r.Next() { use(r.Record()) }

@@ -7,7 +7,7 @@ import (
 
 // StepTime is the time of one engine step that verifies q tokens for each of
 // batch running requests holding kvTokens tokens of context in all
-// (SIMULATOR.md, "Performance model"). q is 1 without speculation.
+// (docs/SIMULATOR.md, "Performance model"). q is 1 without speculation.
 func (p *Profile) StepTime(batch, q, kvTokens int) time.Duration {
 	if batch <= 0 {
 		return 0

@@ -91,7 +91,7 @@ type Linear struct {
 	CMs float64 `yaml:"c_ms"`
 }
 
-// Roofline derives step times from hardware and model sizes (SIMULATOR.md).
+// Roofline derives step times from hardware and model sizes (docs/SIMULATOR.md).
 type Roofline struct {
 	BandwidthGBs  float64 `yaml:"bandwidth_gb_s"` // HBM per GPU
 	TFLOPS        float64 `yaml:"tflops"`         // dense, per GPU, at the weights' precision
