@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// run is a two-stage run built from records whose figures are known: at
+// C=1 requests of 20 tokens over 100 ms, at C=2 the same, two at a time.
+func run() *analyze.Run {
+	setup := record.Setup{Command: "sweep", URL: "http://127.0.0.1:8000", Endpoint: "completions", Route: "/v1/completions", Model: "m",
+		Server: record.Server{Engine: "vllm"}, Workload: record.Workload{InputTokens: 16, OutputTokens: 20, IgnoreEOS: true}}
+	f := analyze.NewFold(setup, "r.jsonl")
+	ms := time.Millisecond
+	id := 0
+	for stage, c := range []int{1, 2} {
+		for i := range 4 {
+			start := time.Duration(i/c) * 100 * ms
+			r := record.New(id)
+			id++
+			r.Stage, r.Concurrency, r.Sent, r.Scheduled = stage, c, start, start
+			for k := range 20 {
+				r.AddChunk(start+10*ms+time.Duration(k)*90*ms/19, 1)
+			}
+			r.FirstContent, r.Done = r.FirstToken, r.LastToken
+			r.OutputTokens, r.OutputSource, r.ChunkSource, r.Status = 20, record.SourceUsage, record.SourceContinuous, record.StatusOK
+			f.Add(&r)
+		}
+	}
+	f.Integrity(false, true, false)
+	return f.Run()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s changed:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// Every format of the registry has a golden file for a run.
+func TestFormatsGolden(t *testing.T) {
+	r := run()
+	for _, format := range Formats() {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Render(&b, format, r); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "run."+format, b.String())
+		})
+	}
+}
+
+// The JSON is the model: it decodes back into a Run with the same figures.
+func TestJSONIsTheModel(t *testing.T) {
+	r := run()
+	var b bytes.Buffer
+	if err := Render(&b, "json", r); err != nil {
+		t.Fatal(err)
+	}
+	var back analyze.Run
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Schema != analyze.RunSchema || len(back.Stages) != 2 || back.Stages[1].AggregateTokS != r.Stages[1].AggregateTokS ||
+		back.Stages[0].TTFT.P99 != r.Stages[0].TTFT.P99 || back.Verdict.Kind != r.Verdict.Kind {
+		t.Errorf("decoded %+v", back)
+	}
+}
+
+func TestUnknownFormatAndModel(t *testing.T) {
+	if err := Render(&bytes.Buffer{}, "yaml", run()); err == nil || !strings.Contains(err.Error(), "csv, json, markdown, text") {
+		t.Errorf("unknown format: %v", err)
+	}
+	if err := Render(&bytes.Buffer{}, "csv", 42); err == nil {
+		t.Error("a model with no renderer was rendered")
+	}
+}
