@@ -58,12 +58,38 @@ type Config struct {
 
 // Backend sends requests in one protocol.
 type Backend struct {
-	cfg    Config
-	client *http.Client // TLS and HTTP/2
-	h1     *h1Client    // plain http:// HTTP/1.1
-	url    string       // the full URL of the generation route
-	shown  string       // url with its password masked, for messages
-	proto  protocol
+	cfg   Config
+	t     transport
+	url   string // the full URL of the generation route
+	shown string // url with its password masked, for messages
+	proto protocol
+}
+
+// transport carries one request to the server and its response back: the
+// lean HTTP/1.1 client for plain http:// URLs, net/http for TLS, HTTP/2
+// and --net-http. Backend.Do holds the one request lifecycle over either.
+type transport interface {
+	// send writes body on a connection and reads the response head. It
+	// stamps rec.Sent when the connection is in hand, just before the
+	// request is written (the wait for it is the client's own queue),
+	// sets rec.Connect for a new connection and rec.Retries for a re-send,
+	// and points arrive at the connection's arrival stamps. An error
+	// means no response came.
+	send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error)
+	closeIdle()
+	name() string // the client and protocol, for the setup
+}
+
+// reply is a response whose head has come.
+type reply struct {
+	code     int
+	location string // a redirect's target
+	body     io.Reader
+	// finish releases the connection once the body is read: with reuse,
+	// after a normal end, the little left of the body (the chunked
+	// terminator) is read so the connection goes back to the pool;
+	// otherwise it is cut off.
+	finish func(reuse bool)
 }
 
 // natives are the engines' own raw generation protocols, by engine name;
@@ -99,23 +125,25 @@ func New(cfg Config) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions, chat or api-chat)", cfg.Endpoint)
 	}
+	u, err := routeURL(cfg.URL, p.route())
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: cfg, url: u.String(), shown: u.Redacted(), proto: p}
+	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
+		b.t = &leanTransport{h1: newH1Client(u, cfg.Conns, cfg.Dial), shown: b.shown, apiKey: cfg.APIKey}
+		return b, nil
+	}
 	client := NewClient(cfg.Conns, cfg.Dial)
 	switch {
-	case cfg.HTTP2 && strings.HasPrefix(cfg.URL, "http://"):
+	case cfg.HTTP2 && u.Scheme == "http":
 		client = NewH2Client(cfg.Dial)
 	case cfg.HTTP2:
 		client.Transport.(*http.Transport).ForceAttemptHTTP2 = true // negotiated by TLS ALPN
 	}
 	// Redirects are reported, not followed (see response).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	u, err := routeURL(cfg.URL, p.route())
-	if err != nil {
-		return nil, err
-	}
-	b := &Backend{cfg: cfg, client: client, url: u.String(), shown: u.Redacted(), proto: p}
-	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
-		b.h1 = newH1Client(u, cfg.Conns, cfg.Dial)
-	}
+	b.t = &netTransport{client: client, url: b.url, apiKey: cfg.APIKey, h2c: cfg.HTTP2 && u.Scheme == "http", h2: cfg.HTTP2}
 	return b, nil
 }
 
@@ -195,28 +223,13 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 
 // Client names the HTTP client and protocol the requests use, for the
 // result file's setup.
-func (b *Backend) Client() string {
-	switch {
-	case b.h1 != nil:
-		return "http/1.1 (tokperf)"
-	case b.cfg.HTTP2 && strings.HasPrefix(b.url, "http://"):
-		return "h2c (net/http)"
-	case b.cfg.HTTP2:
-		return "h2 or http/1.1 by TLS ALPN (net/http)"
-	}
-	return "http/1.1 (net/http)"
-}
+func (b *Backend) Client() string { return b.t.name() }
 
 // Route is the generation route's path.
 func (b *Backend) Route() string { return b.proto.route() }
 
 // Close releases idle connections.
-func (b *Backend) Close() {
-	b.client.CloseIdleConnections()
-	if b.h1 != nil {
-		b.h1.closeIdle()
-	}
-}
+func (b *Backend) Close() { b.t.closeIdle() }
 
 // Do sends req and fills rec; it never returns an error: failures are the
 // record's status.
@@ -228,26 +241,53 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	arrive := &arrivals{clock: clock, base: stampEpoch.Sub(clock.Start())}
-	if b.h1 != nil {
-		b.doH1(ctx, clock, body, arrive, &req, rec)
+	resp, err := b.t.send(ctx, clock, body, rec, arrive)
+	if err != nil {
+		rec.Done = clock.Now()
+		fail(ctx, rec, err)
 		return
 	}
-	var resp *http.Response
+	b.response(resp.code, resp.location, resp.body, clock, arrive, &req, rec)
+	// An error's body is short and a normal end leaves only the chunked
+	// terminator: the connection can be kept. A failed stream is cut off.
+	resp.finish(rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError)
+	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
+		fail(ctx, rec, err)
+	}
+}
+
+// netTransport sends requests through net/http.
+type netTransport struct {
+	client  *http.Client
+	url     string
+	apiKey  string
+	h2c, h2 bool
+}
+
+func (t *netTransport) name() string {
+	switch {
+	case t.h2c:
+		return "h2c (net/http)"
+	case t.h2:
+		return "h2 or http/1.1 by TLS ALPN (net/http)"
+	}
+	return "http/1.1 (net/http)"
+}
+
+func (t *netTransport) closeIdle() { t.client.CloseIdleConnections() }
+
+func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error) {
 	for attempt := 0; ; attempt++ {
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 		if err != nil {
-			rec.Sent, rec.Done = clock.Now(), clock.Now()
-			rec.Status, rec.Error = record.StatusHTTPError, err.Error()
-			return
+			return nil, err
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "text/event-stream")
 		hr.Header.Set("X-Request-Id", "tokperf-"+strconv.Itoa(rec.ID))
-		if b.cfg.APIKey != "" {
-			hr.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
+		if t.apiKey != "" {
+			hr.Header.Set("Authorization", "Bearer "+t.apiKey)
 		}
-		// Sent is stamped when the connection is in hand, just before the
-		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
 		arrive.conn = nil
 		// A dial runs on a goroutine of its own and may finish after this
@@ -269,9 +309,14 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 				arrive.conn, _ = info.Conn.(*stampConn)
 			},
 		}))
-		resp, err = b.client.Do(hr)
+		resp, err := t.client.Do(hr)
 		if err == nil {
-			break
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), body: resp.Body, finish: func(reuse bool) {
+				if reuse {
+					io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+				}
+				resp.Body.Close()
+			}}, nil
 		}
 		// A connection that failed before any response byte is safe to
 		// retry once on a new one (servers close idle keep-alives); the
@@ -280,20 +325,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 			rec.Retries++
 			continue
 		}
-		rec.Done = clock.Now()
-		fail(ctx, rec, err)
-		return
-	}
-	defer resp.Body.Close()
-	b.response(resp.StatusCode, resp.Header.Get("Location"), resp.Body, clock, arrive, &req, rec)
-	// After a normal end only the chunked body's terminator follows: read
-	// it, so the connection goes back to the pool instead of being closed
-	// and redialled. A failed stream is cut off instead.
-	if rec.Status == record.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	}
-	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
-		fail(ctx, rec, err)
+		return nil, err
 	}
 }
 
@@ -327,19 +359,25 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 	rec.Done = clock.Now()
 }
 
-// doH1 is Do over the lean HTTP/1.1 client.
-func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arrive *arrivals, req *record.Request, rec *record.Record) {
-	wire := b.h1.request(body, rec.ID, b.cfg.APIKey)
+// leanTransport sends requests through tokperf's own HTTP/1.1 client.
+type leanTransport struct {
+	h1     *h1Client
+	shown  string
+	apiKey string
+}
+
+func (t *leanTransport) name() string { return "http/1.1 (tokperf)" }
+
+func (t *leanTransport) closeIdle() { t.h1.closeIdle() }
+
+func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error) {
+	wire := t.h1.request(body, rec.ID, t.apiKey)
 	for attempt := 0; ; attempt++ {
 		rec.Sent = clock.Now()
-		c, dialed, err := b.h1.get(ctx, attempt > 0)
+		c, dialed, err := t.h1.get(ctx, attempt > 0)
 		if err != nil {
-			rec.Done = clock.Now()
-			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.shown, err))
-			return
+			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
-		// Sent is stamped when the connection is in hand, just before the
-		// request is written; the wait for it is the client's own queue.
 		rec.Sent = clock.Now()
 		if dialed > 0 {
 			rec.Connect = dialed
@@ -366,28 +404,19 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 				rec.Retries++
 				continue
 			}
-			rec.Done = clock.Now()
-			fail(ctx, rec, fmt.Errorf("POST %s: %w", b.shown, err))
-			return
+			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
 		rb := newH1Body(c, h)
-		b.response(h.code, h.location, rb, clock, arrive, req, rec)
-		// After a normal end only the chunked body's terminator follows (an
-		// error's body is short): read it, so the connection goes back to
-		// the pool instead of being closed and redialled. A failed stream
-		// is cut off instead.
-		if rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError {
-			io.Copy(io.Discard, io.LimitReader(rb, 4<<10))
-		}
-		if stop() && rb.Done() && !h.close {
-			b.h1.put(c)
-		} else {
-			c.nc.Close()
-		}
-		if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
-			fail(ctx, rec, err)
-		}
-		return
+		return &reply{code: h.code, location: h.location, body: rb, finish: func(reuse bool) {
+			if reuse {
+				io.Copy(io.Discard, io.LimitReader(rb, 4<<10))
+			}
+			if stop() && reuse && rb.Done() && !h.close {
+				t.h1.put(c)
+			} else {
+				c.nc.Close()
+			}
+		}}, nil
 	}
 }
 

@@ -255,7 +255,7 @@ func TestH1Request(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.h1 == nil {
+	if _, lean := b.t.(*leanTransport); !lean {
 		t.Fatal("an http:// URL does not use the lean client")
 	}
 	defer b.Close()
@@ -412,9 +412,10 @@ func TestH1CancelAndDial(t *testing.T) {
 	if took := time.Since(start); rec.Status != record.StatusCancelled || len(rec.Chunks) != 1 || took > 5*time.Second {
 		t.Errorf("status %q (%s), %d chunks, after %v: want cancelled with the one chunk, soon", rec.Status, rec.Error, len(rec.Chunks), took)
 	}
-	b.h1.mu.Lock()
-	n := len(b.h1.idle)
-	b.h1.mu.Unlock()
+	h1 := b.t.(*leanTransport).h1
+	h1.mu.Lock()
+	n := len(h1.idle)
+	h1.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d idle connections after a cut stream", n)
 	}
@@ -538,14 +539,11 @@ func BenchmarkDo(b *testing.B) {
 	for _, lean := range []bool{true, false} {
 		name := map[bool]string{true: "lean", false: "net/http"}[lean]
 		b.Run(name, func(b *testing.B) {
-			be, err := New(Config{URL: url, Endpoint: "completions", Conns: 1})
+			be, err := New(Config{URL: url, Endpoint: "completions", Conns: 1, NetHTTP: !lean})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close()
-			if !lean {
-				be.h1 = nil
-			}
 			clock := record.NewClock()
 			chunks := make([]record.Chunk, 0, 51)
 			b.ReportAllocs()
@@ -652,7 +650,7 @@ func TestH1RealCaptures(t *testing.T) {
 			(&openAI{chat: tc.chat}).read(bytes.NewReader(stream), record.NewClock(), &direct, nil)
 			// net/http reading the same response (--net-http) agrees too.
 			std, err := New(Config{URL: srv, Endpoint: endpoint, Conns: 1, NetHTTP: true})
-			if err != nil || std.h1 != nil || std.Client() != "http/1.1 (net/http)" || b.Client() != "http/1.1 (tokperf)" {
+			if _, lean := std.t.(*leanTransport); err != nil || lean || std.Client() != "http/1.1 (net/http)" || b.Client() != "http/1.1 (tokperf)" {
 				t.Fatalf("clients %q and %q, %v", b.Client(), std.Client(), err)
 			}
 			defer std.Close()
@@ -736,10 +734,7 @@ func TestH1Redirect(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler("https://llm.example/v1/completions", http.StatusPermanentRedirect))
 	defer srv.Close()
 	for _, lean := range []bool{true, false} {
-		b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
-		if !lean {
-			b.h1 = nil // the net/http path, as over TLS
-		}
+		b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1, NetHTTP: !lean})
 		rec := record.New(0)
 		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 1}, &rec)
 		b.Close()
