@@ -156,14 +156,16 @@ type Verdict struct {
 
 // Step is one step between two concurrency levels.
 type Step struct {
-	From, To int
+	From int `json:"from"`
+	To   int `json:"to"`
 	// TokSGain is To's aggregate over From's; ConcGain the concurrency's.
-	TokSGain, ConcGain float64
+	TokSGain float64 `json:"tok_s_gain"`
+	ConcGain float64 `json:"concurrency_gain"`
 	// Efficiency is (TokSGain − 1) / (ConcGain − 1): 1 is linear scaling.
-	Efficiency float64
+	Efficiency float64 `json:"efficiency"`
 	// DecodeChange is the change of per-request decode tok/s (−0.3: −30%).
-	DecodeChange float64
-	Text         string
+	DecodeChange float64 `json:"decode_change"`
+	Text         string  `json:"text"`
 }
 
 // Saturation is the growth per doubling of concurrency below which

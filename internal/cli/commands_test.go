@@ -251,7 +251,9 @@ func TestSweepJSONEqualsReportJSON(t *testing.T) {
 		Warnings []any `json:"warnings"`
 		Verdict  *struct {
 			Kind  string `json:"kind"`
-			Steps []struct{ TokSGain float64 }
+			Steps []struct {
+				TokSGain float64 `json:"tok_s_gain"`
+			}
 		} `json:"verdict"`
 	}
 	if err := json.Unmarshal([]byte(live), &doc); err != nil {

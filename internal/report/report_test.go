@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -94,5 +95,18 @@ func TestUnknownFormatAndModel(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, "csv", 42); err == nil {
 		t.Error("a model with no renderer was rendered")
+	}
+}
+
+// docs/JSON.md documents every schema the models write.
+func TestSchemasDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JSON.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{analyze.RunSchema, analyze.CompareSchema, analyze.BaselineSchema, analyze.OverheadSchema, check.ResultSchema, analyze.SelftestSchema, analyze.ExperimentSchema} {
+		if !strings.Contains(string(doc), "`"+s+"`") {
+			t.Errorf("docs/JSON.md does not document %s", s)
+		}
 	}
 }
