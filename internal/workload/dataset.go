@@ -418,9 +418,9 @@ func object(b []byte, path string) (map[string]json.RawMessage, error) {
 	if len(b) == 0 || b[0] != '{' {
 		if path == "" {
 			if !json.Valid(b) {
-				return nil, errors.New("invalid JSON: want an object a record")
+				return nil, errors.New("invalid JSON: want a JSON object")
 			}
-			return nil, errors.New("want a JSON object a record")
+			return nil, errors.New("want a JSON object")
 		}
 		return nil, &FieldError{path, "an object"}
 	}
