@@ -4,8 +4,10 @@
 //
 //   - synthetic text: English-looking prose, words drawn by a Zipf-like law
 //     from an embedded list of 3,174 common words, with capitals,
-//     punctuation, sentences and paragraphs of varying length, and now and
-//     then a number;
+//     punctuation, quoted speech, compounds, sentences and paragraphs of
+//     varying length, and now and then a number: about 1.29 tokens a word
+//     by OpenAI's cl100k_base and o200k_base, as English prose is by the
+//     tokenizers of Llama 3 and Qwen;
 //   - a corpus: random windows of any text file (Options.Corpus);
 //   - a dataset: ShareGPT JSON, JSON Lines of prompts, or JSON Lines of
 //     OpenAI chat requests (Options.Dataset), streamed with one record in

@@ -94,14 +94,19 @@ func TestTextLooksLikeText(t *testing.T) {
 		t.Errorf("%d paragraphs in 50000 words, want ≥ 300", len(paragraphs))
 	}
 	lengths := map[int]int{}
-	sentences := 0
+	sentences, quoted := 0, 0
 	for _, p := range paragraphs {
 		words := 0
 		for _, f := range strings.Fields(p) {
+			if words == 0 && f[0] == '"' {
+				quoted++
+				f = f[1:]
+			}
 			if words == 0 && !unicode.IsUpper(rune(f[0])) {
 				t.Fatalf("sentence starts with %q, want a capital", f)
 			}
 			words++
+			f = strings.TrimRight(f, `")`)
 			if last := f[len(f)-1]; last == '.' || last == '?' || last == '!' {
 				lengths[words]++
 				sentences++
@@ -114,6 +119,17 @@ func TestTextLooksLikeText(t *testing.T) {
 	}
 	if len(lengths) < 20 {
 		t.Errorf("only %d distinct sentence lengths, want varied sentences", len(lengths))
+	}
+	if quoted < sentences/50 || quoted > sentences/8 {
+		t.Errorf("%d of %d sentences quoted, want a few", quoted, sentences)
+	}
+	for _, mark := range []string{"(", ")", ";", ":", "'s ", "-"} {
+		if k := strings.Count(s, mark); k < 50 {
+			t.Errorf("%q %d times in 50000 words, want some", mark, k)
+		}
+	}
+	if strings.Count(s, "(") != strings.Count(s, ")") {
+		t.Errorf("%d ( and %d )", strings.Count(s, "("), strings.Count(s, ")"))
 	}
 	if mean := 50000.0 / float64(sentences); mean < 10 || mean > 20 {
 		t.Errorf("mean sentence length %.1f words, want 10 to 20", mean)
