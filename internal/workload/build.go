@@ -3,7 +3,6 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -160,8 +159,9 @@ func (w *Workload) text(i, n int, head string) (string, int) {
 	}
 	if t == nil {
 		for {
+			before := b.Len()
 			src(&b, n-EstimateTokens(b.String())+8)
-			if c, cut := cutEstimate(b.String(), n); c > n || b.Len() > 64*n+1<<16 {
+			if c, cut := cutEstimate(b.String(), n); c > n || b.Len() == before || b.Len() > 64*n+1<<16 {
 				s := b.String()[:cut]
 				return s, EstimateTokens(s)
 			}
@@ -189,29 +189,32 @@ func (w *Workload) body(stream uint64) func(b *strings.Builder, k int) {
 	off := r.Int64N(w.size)
 	first := true
 	return func(b *strings.Builder, k int) {
-		at := off
-		buf := make([]byte, min(int64(max(k, 1))*8+256, w.size))
-		n, err := w.corpus.ReadAt(buf, at)
-		if err != nil && err != io.EOF {
-			n = 0
-		}
-		chunk := buf[:n]
-		if n < len(buf) || off+int64(n) >= w.size {
-			off = 0 // wraps round
-		} else {
-			// Leave a rune cut at the end for the next read.
-			chunk = chunk[:fullRunes(chunk)]
-			off += int64(len(chunk))
-		}
-		if first {
-			first = false
-			if at > 0 {
-				chunk = chunk[wordStart(chunk):]
+		for want := int64(max(k, 1))*8 + 256; want > 0; {
+			at := off
+			buf := make([]byte, min(want, w.size-at))
+			n, err := w.corpus.ReadAt(buf, at)
+			if n == 0 && err != nil {
+				return // unreadable: the caller stops on no progress
 			}
-		}
-		b.WriteString(strings.ToValidUTF8(string(chunk), ""))
-		if off == 0 {
-			b.WriteString("\n\n")
+			want -= int64(n)
+			chunk := buf[:n]
+			if at+int64(n) >= w.size {
+				off = 0 // wraps round
+			} else {
+				// Leave a rune cut at the end for the next read.
+				chunk = chunk[:fullRunes(chunk)]
+				off = at + int64(len(chunk))
+			}
+			if first {
+				first = false
+				if at > 0 {
+					chunk = chunk[wordStart(chunk):]
+				}
+			}
+			b.WriteString(strings.ToValidUTF8(string(chunk), ""))
+			if off == 0 {
+				b.WriteString("\n\n")
+			}
 		}
 	}
 }

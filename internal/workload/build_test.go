@@ -3,8 +3,10 @@ package workload
 import (
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -315,4 +317,60 @@ func BenchmarkPrompt(b *testing.B) {
 			b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "prompts/s")
 		})
 	}
+}
+
+func TestWorkloadCorpus(t *testing.T) {
+	tiny := t.TempDir() + "/tiny.txt"
+	if err := os.WriteFile(tiny, []byte("héllo wörld"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, file string
+		tok        Tokenizer
+		n          int
+	}{
+		{"tiny/estimate", tiny, nil, 3000},
+		{"tiny/merge", tiny, &mergeTok{}, 3000},
+		{"corpus/whitespace", "testdata/corpus.txt", &wsTok{}, 2000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := mustNew(t, Options{Corpus: c.file, Tokenizer: c.tok, Input: Fixed(c.n), Seed: 2})
+			count := EstimateTokens
+			if c.tok != nil {
+				count = c.tok.Count
+			}
+			a, b := w.Request(0).Prompt, w.Request(1).Prompt
+			if count(a) != c.n || count(b) != c.n {
+				t.Fatalf("%d and %d tokens, want %d", count(a), count(b), c.n)
+			}
+			if !utf8.ValidString(a) {
+				t.Fatal("prompt is not valid UTF-8")
+			}
+			if a != w.Request(0).Prompt {
+				t.Fatal("the same index gave another window")
+			}
+		})
+	}
+	// Windows start at random places of the file, at a word.
+	w := mustNew(t, Options{Corpus: "testdata/corpus.txt", Input: Fixed(20), Seed: 2})
+	starts := map[string]bool{}
+	for i := range 40 {
+		p := w.Request(i).Prompt
+		_, rest, _ := strings.Cut(p, " ")
+		starts[strings.Fields(rest)[0]] = true
+		if !strings.Contains(string(corpusText(t)), strings.Fields(rest)[0]) {
+			t.Fatalf("window %q does not start at a word of the corpus", rest[:20])
+		}
+	}
+	if len(starts) < 20 {
+		t.Errorf("%d distinct starts in 40 windows, want random places", len(starts))
+	}
+}
+
+func corpusText(t *testing.T) []byte {
+	b, err := os.ReadFile("testdata/corpus.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
