@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -149,6 +150,14 @@ func TestWorkloadPrefix(t *testing.T) {
 			}
 			if c.tok != nil && c.tok.Count(prefix) != c.shared || c.tok == nil && EstimateTokens(prefix) != c.shared {
 				t.Errorf("shared prefix is not %d tokens: %q", c.shared, prefix)
+			}
+			if c.tok != nil {
+				// A prefix cache matches token ids: the first SharedPrefix
+				// are the same in every prompt, the next differs.
+				ia, ib := c.tok.Encode(a), c.tok.Encode(b)
+				if !slices.Equal(ia[:c.shared], ib[:c.shared]) || ia[c.shared] == ib[c.shared] && ia[c.shared+1] == ib[c.shared+1] {
+					t.Errorf("token ids: %v… and %v…, want the first %d equal, then a difference", ia[:c.shared+2], ib[:c.shared+2], c.shared)
+				}
 			}
 		})
 	}
