@@ -6,9 +6,12 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Filter bounds the lengths of a dataset's requests, in tokens (counted by
@@ -50,6 +53,10 @@ type Dataset struct {
 // LoadDataset reads a dataset from r (name is used in messages), keeps the
 // records that pass o.Filter, and samples o.Sample of them. A file with
 // none usable is an error saying why they were skipped.
+//
+// Counting tokens is the slow part with a real tokenizer, so records are
+// counted in batches on every CPU, and with no filter to apply only the
+// sampled ones are counted.
 func LoadDataset(r io.Reader, name string, o LoadOptions) (*Dataset, error) {
 	count := EstimateTokens
 	if o.Tokenizer != nil {
@@ -60,35 +67,9 @@ func LoadDataset(r io.Reader, name string, o LoadOptions) (*Dataset, error) {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xda7a5e7))
 	d := &Dataset{Name: name}
 	f := o.Filter
-	for rd.Next() {
-		it := rd.Item()
-		if strings.TrimSpace(it.Prompt) == "" {
-			rd.skipped[skipEmptyPrompt]++
-			continue
-		}
-		it.PromptTokens = count(it.Prompt)
-		if rd.Format() == FormatShareGPT {
-			it.OutputTokens = max(count(it.Reply), 1)
-			it.Reply = ""
-		}
-		p, out := it.PromptTokens, it.OutputTokens
-		reason := ""
-		switch {
-		case f.MinPromptTokens > 0 && p < f.MinPromptTokens:
-			reason = fmt.Sprintf(skipPromptShort, f.MinPromptTokens)
-		case f.MaxPromptTokens > 0 && p > f.MaxPromptTokens:
-			reason = fmt.Sprintf(skipPromptLong, f.MaxPromptTokens)
-		case f.MinOutputTokens > 0 && out > 0 && out < f.MinOutputTokens:
-			reason = fmt.Sprintf(skipOutputShort, f.MinOutputTokens)
-		case f.MaxOutputTokens > 0 && out > f.MaxOutputTokens:
-			reason = fmt.Sprintf(skipOutputLong, f.MaxOutputTokens)
-		}
-		if reason != "" {
-			rd.skipped[reason]++
-			continue
-		}
-		// Reservoir sampling (Algorithm R): every usable record has the
-		// same chance to be kept.
+	// Reservoir sampling (Algorithm R): every usable record has the same
+	// chance to be kept.
+	keep := func(it *Item) {
 		switch {
 		case o.Sample <= 0 || d.Usable < o.Sample:
 			d.Items = append(d.Items, *it)
@@ -99,15 +80,89 @@ func LoadDataset(r io.Reader, name string, o LoadOptions) (*Dataset, error) {
 		}
 		d.Usable++
 	}
+	late := f == (Filter{}) && o.Sample > 0 // count only the sample
+	var batch []*Item
+	flush := func() {
+		countItems(batch, count)
+		for _, it := range batch {
+			if reason := f.reject(it); reason != "" {
+				rd.skipped[reason]++
+				continue
+			}
+			keep(it)
+		}
+		batch = batch[:0]
+	}
+	for rd.Next() {
+		it := rd.Item()
+		switch {
+		case strings.TrimSpace(it.Prompt) == "":
+			rd.skipped[skipEmptyPrompt]++
+		case late:
+			keep(it)
+		default:
+			if batch = append(batch, it); len(batch) == 512 {
+				flush()
+			}
+		}
+	}
+	flush()
 	d.Format, d.Skipped = rd.Format(), rd.Skipped()
 	if err := rd.Err(); err != nil {
 		return nil, err
+	}
+	if late {
+		ptrs := make([]*Item, len(d.Items))
+		for k := range d.Items {
+			ptrs[k] = &d.Items[k]
+		}
+		countItems(ptrs, count)
 	}
 	if len(d.Items) == 0 {
 		return nil, fmt.Errorf("no usable requests in %s (%s)", name, skippedText(d.Skipped))
 	}
 	rng.Shuffle(len(d.Items), func(a, b int) { d.Items[a], d.Items[b] = d.Items[b], d.Items[a] })
 	return d, nil
+}
+
+// countItems sets the prompt's tokens of every item and, for a ShareGPT
+// reply, the output's, dropping the reply; on every CPU.
+func countItems(items []*Item, count func(string) int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(items) {
+					return
+				}
+				it := items[k]
+				it.PromptTokens = count(it.Prompt)
+				if it.Reply != "" {
+					it.OutputTokens = max(count(it.Reply), 1)
+					it.Reply = ""
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// reject says why f leaves it out, or "".
+func (f Filter) reject(it *Item) string {
+	p, out := it.PromptTokens, it.OutputTokens
+	switch {
+	case f.MinPromptTokens > 0 && p < f.MinPromptTokens:
+		return fmt.Sprintf(skipPromptShort, f.MinPromptTokens)
+	case f.MaxPromptTokens > 0 && p > f.MaxPromptTokens:
+		return fmt.Sprintf(skipPromptLong, f.MaxPromptTokens)
+	case f.MinOutputTokens > 0 && out > 0 && out < f.MinOutputTokens:
+		return fmt.Sprintf(skipOutputShort, f.MinOutputTokens)
+	case f.MaxOutputTokens > 0 && out > f.MaxOutputTokens:
+		return fmt.Sprintf(skipOutputLong, f.MaxOutputTokens)
+	}
+	return ""
 }
 
 // skippedText says how many records were skipped and why, commonest first:

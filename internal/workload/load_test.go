@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func load(t *testing.T, file string, o LoadOptions) (*Dataset, error) {
@@ -126,5 +128,30 @@ func TestLoadDatasetEmpty(t *testing.T) {
 				t.Errorf("error %v\nwant  %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestLoadDatasetCountLate checks that counting only the sample (no
+// filter) keeps the same records, counted the same, as counting all.
+func TestLoadDatasetCountLate(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("[\n")
+	for i := range 1500 {
+		if i > 0 {
+			in.WriteString(",\n")
+		}
+		fmt.Fprintf(&in, `{"conversations": [{"from": "human", "value": %s}, {"from": "gpt", "value": %s}]}`, mustJSON(prose(1, i, 5+i%40)), mustJSON(prose(2, i, 1+i%90)))
+	}
+	in.WriteString("\n]")
+	run := func(f Filter) []Item {
+		d, err := LoadDataset(strings.NewReader(in.String()), "s.json", LoadOptions{Sample: 50, Seed: 3, Filter: f, Tokenizer: &wsTok{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Items
+	}
+	late, all := run(Filter{}), run(Filter{MaxPromptTokens: MaxLength})
+	if d := cmp.Diff(all, late); d != "" {
+		t.Errorf("samples differ (-counting all +counting the sample):\n%s", d)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"unicode/utf8"
 )
 
-// Tokenizer counts and cuts text the way the served model does.
+// Tokenizer counts and cuts text the way the served model does. Its methods
+// are called from several goroutines at once (Prepare and LoadDataset work
+// on every CPU), so an implementation must be safe for concurrent use.
 type Tokenizer interface {
 	// Name says which tokenizer this is, for the report ("llama3", a
 	// tokenizer.json path).
