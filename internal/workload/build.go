@@ -161,9 +161,12 @@ func (w *Workload) text(i, n int, head string) (string, int) {
 		for {
 			before := b.Len()
 			src(&b, n-EstimateTokens(b.String())+8)
-			if c, cut := cutEstimate(b.String(), n); c > n || b.Len() == before || b.Len() > 64*n+1<<16 {
-				s := b.String()[:cut]
-				return s, EstimateTokens(s)
+			c, cut := cutEstimate(b.String(), n)
+			if c > n {
+				return b.String()[:cut], n
+			}
+			if b.Len() == before || b.Len() > 64*n+1<<16 {
+				return b.String(), c
 			}
 		}
 	}

@@ -39,7 +39,7 @@ func ExampleNew() {
 	// Output:
 	// synthetic text (3174 words, Zipf), input 64 tokens, output 128 tokens, shared prefix 8 tokens, lengths estimated (no tokenizer), seed 1
 	// 64 estimate 128
-	// Are the between the come is history- r1 Just end and (that …
+	// As like the, tax and 49. r1 Of risen not the and …
 }
 
 func ExampleNew_dataset() {

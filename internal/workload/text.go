@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -20,6 +19,56 @@ var wordsFile string
 // vocab is the embedded word list in rank order; cdf[k] is the cumulative
 // Zipf–Mandelbrot weight of ranks 0..k, normalised to end at 1.
 var vocab, cdf = buildVocab()
+
+// ranks draws a rank by the weights of cdf in constant time.
+var ranks = newAlias(cdf)
+
+// alias is Vose's alias table: rank k is kept with probability keep[k],
+// else replaced by other[k]; so drawing one takes two random numbers, not
+// a search.
+type alias struct {
+	keep  []float64
+	other []int32
+}
+
+func newAlias(cdf []float64) alias {
+	n := len(cdf)
+	a := alias{keep: make([]float64, n), other: make([]int32, n)}
+	scaled := make([]float64, n)
+	var small, large []int
+	prev := 0.0
+	for k, c := range cdf {
+		scaled[k] = (c - prev) * float64(n)
+		prev = c
+		if scaled[k] < 1 {
+			small = append(small, k)
+		} else {
+			large = append(large, k)
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		a.keep[s], a.other[s] = scaled[s], int32(l)
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	for _, k := range append(small, large...) {
+		a.keep[k], a.other[k] = 1, int32(k)
+	}
+	return a
+}
+
+func (a alias) draw(r *rand.Rand) int {
+	k := r.IntN(len(a.keep))
+	if r.Float64() < a.keep[k] {
+		return k
+	}
+	return int(a.other[k])
+}
 
 // zipfQ flattens the head of the distribution: with weights 1/(rank+q) the
 // commonest word ("the") takes about 4% of the words, as in English prose,
@@ -66,16 +115,13 @@ func newTextGen(seed int64, stream uint64) *textGen {
 }
 
 // word draws one word by rank.
-func (g *textGen) word() string {
-	return vocab[sort.SearchFloat64s(cdf, g.r.Float64())]
-}
+func (g *textGen) word() string { return vocab[ranks.draw(g.r)] }
 
 // contentWord draws a word past the commonest hundred (mostly function
 // words), for compounds and possessives.
 func (g *textGen) contentWord() string {
 	for {
-		k := sort.SearchFloat64s(cdf, g.r.Float64())
-		if k >= 100 {
+		if k := ranks.draw(g.r); k >= 100 {
 			return vocab[k]
 		}
 	}
@@ -218,6 +264,16 @@ func cutEstimate(text string, limit int) (count, cut int) {
 	for i, c := range text {
 		var k, per int
 		switch {
+		case c < utf8.RuneSelf:
+			switch {
+			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+				k, per = letter, 8
+			case '0' <= c && c <= '9':
+				k, per = digit, 3
+			case c == ' ' || '\t' <= c && c <= '\r':
+				kind, run = other, 0
+				continue
+			}
 		case c >= 0x2e80 && !unicode.IsSpace(c):
 			k, per = other, 0 // CJK and beyond: a token each
 		case unicode.IsLetter(c):

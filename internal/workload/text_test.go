@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -192,5 +194,24 @@ func TestWordStart(t *testing.T) {
 	}
 	if got := fullRunes([]byte("abé")); got != 4 {
 		t.Errorf("fullRunes whole: %d, want 4", got)
+	}
+}
+
+// TestAlias checks that the alias table draws ranks with the weights of cdf.
+func TestAlias(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 1_000_000
+	got := make([]int, len(vocab))
+	for range n {
+		got[ranks.draw(r)]++
+	}
+	prev := 0.0
+	for k, c := range cdf {
+		want := (c - prev) * n
+		prev = c
+		// 6 standard deviations of a binomial count, plus one.
+		if d := math.Abs(float64(got[k]) - want); d > 6*math.Sqrt(want)+1 {
+			t.Fatalf("rank %d drawn %d times, want %.0f", k, got[k], want)
+		}
 	}
 }
