@@ -8,6 +8,7 @@
 package record
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -53,12 +54,17 @@ const (
 	SourceContinuous TokenSource = "continuous" // per-chunk cumulative count
 	SourceTokenizer  TokenSource = "tokenizer"  // a client-side tokenizer
 	SourceChunks     TokenSource = "chunks"     // one per chunk: an estimate
-	SourceNone       TokenSource = ""           // nothing known
+	// SourceEstimate is a count guessed from text without a tokenizer
+	// (workload.EstimateTokens: words, punctuation marks, digit groups).
+	SourceEstimate TokenSource = "estimate"
+	SourceNone     TokenSource = "" // nothing known
 )
 
 // Estimated reports whether a count from this source is a guess that a
 // report must flag.
-func (s TokenSource) Estimated() bool { return s == SourceChunks || s == SourceNone }
+func (s TokenSource) Estimated() bool {
+	return s == SourceChunks || s == SourceEstimate || s == SourceNone
+}
 
 // Request is one generation request, independent of the wire protocol.
 type Request struct {
@@ -66,6 +72,17 @@ type Request struct {
 	Prompt string
 	// PromptTokens is the prompt's length as the workload built it (0 if unknown).
 	PromptTokens int
+	// PromptSource says how PromptTokens was counted: SourceTokenizer when
+	// the workload's tokenizer counted it, SourceEstimate when guessed from
+	// the text, SourceNone when unknown.
+	PromptSource TokenSource
+	// Messages, when set, is the conversation for the chat endpoint, sent
+	// as it is; Prompt then holds the same conversation flattened to text
+	// (workload.Flatten) for every other endpoint.
+	Messages []Message
+	// Tools, when set, is the chat request's "tools" array exactly as the
+	// dataset had it. Only the chat endpoint sends it.
+	Tools json.RawMessage
 	// MaxTokens caps the output.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens.
@@ -74,6 +91,18 @@ type Request struct {
 	Temperature float64
 	// Seed is the sampling seed sent to the server; 0 sends none.
 	Seed int64
+}
+
+// Message is one turn of a chat conversation.
+type Message struct {
+	Role string
+	// Content is the turn's text; an array of content parts is reduced to
+	// its text parts, joined by newlines.
+	Content string
+	// Raw is the message object exactly as the dataset had it (content
+	// parts, name, tool_calls, tool_call_id included), or nil when the
+	// message was built in code. The chat endpoint sends Raw when set.
+	Raw json.RawMessage
 }
 
 // Chunk is one token-carrying chunk of a response.

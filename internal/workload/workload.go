@@ -1,9 +1,3 @@
-// Package workload decides what each request asks for. Synthetic builds
-// prompts of a given length from a fixed word list, each one different so a
-// prefix cache cannot serve them, and the same for the same seed and index.
-//
-//	w := workload.Synthetic{InputTokens: 128, OutputTokens: 1000, IgnoreEOS: true, Seed: 1}
-//	req := w.Request(0)
 package workload
 
 import (

@@ -1,0 +1,399 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// Options describe a workload. The zero value of each field is a sensible
+// default except Input, which generated prompts need.
+type Options struct {
+	// Corpus, when set, is a text file whose random windows (the same for
+	// the same seed and index) are the prompts' text instead of synthetic
+	// prose.
+	Corpus string
+	// Dataset, when set, is a dataset file the requests come from; Format
+	// names its format ("" detects it).
+	Dataset string
+	Format  Format
+	// Tokenizer, when set, makes generated prompts exactly their sampled
+	// length and counts dataset prompts; without one lengths are estimated
+	// (EstimateTokens) and each request says so (record.SourceEstimate).
+	Tokenizer Tokenizer
+	// Input is the prompt length of generated prompts (ignored for a
+	// dataset, whose prompts are as written; use Filter).
+	Input Lengths
+	// Output is the output length: for a dataset, of the records that give
+	// none, or of all with OverrideOutput.
+	Output         Lengths
+	OverrideOutput bool
+	// SharedPrefix is how many leading tokens every generated prompt
+	// shares on purpose (to study a prefix cache); the rest of each prompt
+	// starts with a part of its own, so nothing else can be served from a
+	// prefix cache.
+	SharedPrefix int
+	// Requests is how many dataset records to sample (0: all usable).
+	Requests int
+	Filter   Filter
+	// Seed makes everything repeatable: the same options and seed give
+	// the same requests.
+	Seed        int64
+	IgnoreEOS   bool
+	Temperature float64
+}
+
+// Workload builds the requests of a run: generated prose (or windows of a
+// corpus) of sampled lengths, or a sample of a dataset. Request is the
+// runner's Source.
+//
+// Memory stays bounded for any number of requests: a dataset is sampled
+// once, when the Workload is made, and holds Options.Requests items (all
+// usable ones when 0); generated prompts are built by Prepare for one
+// stage at a time, each Prepare replacing the last, and a request outside
+// the prepared window is built when asked for (and counted by Late).
+type Workload struct {
+	o      Options
+	seed   int64
+	corpus *os.File
+	size   int64
+	data   *Dataset
+
+	prefix       string // the shared prefix, SharedPrefix tokens
+	prefixTokens int
+
+	mu    sync.RWMutex
+	first int
+	built []record.Request
+	late  atomic.Int64
+}
+
+// New makes a workload from o, reading and sampling a dataset now.
+func New(o Options) (*Workload, error) {
+	w := &Workload{o: o, seed: o.Seed}
+	switch {
+	case o.Dataset != "" && o.Corpus != "":
+		return nil, errors.New("a workload takes a dataset or a corpus, not both")
+	case o.Dataset != "":
+		f, err := os.Open(o.Dataset)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
+		defer f.Close()
+		w.data, err = LoadDataset(f, o.Dataset, LoadOptions{
+			Format: o.Format, Tokenizer: o.Tokenizer, Sample: o.Requests, Seed: o.Seed, Filter: o.Filter,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	case o.Input.IsZero():
+		return nil, errors.New("a generated workload needs an input length")
+	case o.Corpus != "":
+		f, err := os.Open(o.Corpus)
+		if err != nil {
+			return nil, fmt.Errorf("corpus: %w", err)
+		}
+		st, err := f.Stat()
+		if err != nil || st.Size() == 0 {
+			f.Close()
+			if err == nil {
+				err = errors.New("the file is empty")
+			}
+			return nil, fmt.Errorf("corpus %s: %w", o.Corpus, err)
+		}
+		w.corpus, w.size = f, st.Size()
+	}
+	if o.SharedPrefix > 0 {
+		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
+	}
+	return w, nil
+}
+
+// Close releases the corpus file, if any.
+func (w *Workload) Close() error {
+	if w.corpus != nil {
+		return w.corpus.Close()
+	}
+	return nil
+}
+
+// The streams of the seeded generators, apart for each use.
+const (
+	streamPrefix = 1 << 62
+	streamOutput = 0x0a7
+)
+
+// text is head followed by text for request i (-1: the shared prefix), in
+// all exactly n tokens by the tokenizer, or n estimated tokens without one
+// (fewer only if the corpus runs dry), and its count. A head of n tokens or
+// more is returned whole.
+func (w *Workload) text(i, n int, head string) (string, int) {
+	count := EstimateTokens
+	t := w.o.Tokenizer
+	if t != nil {
+		count = t.Count
+	}
+	if head != "" {
+		if c := count(head); c >= n {
+			return head, c
+		}
+	}
+	stream := uint64(i)
+	if i < 0 {
+		stream = streamPrefix
+	}
+	src := w.body(stream)
+	var b strings.Builder
+	if head != "" {
+		b.WriteString(head)
+		b.WriteByte(' ')
+	}
+	if t == nil {
+		for {
+			before := b.Len()
+			src(&b, n-EstimateTokens(b.String())+8)
+			c, cut := cutEstimate(b.String(), n)
+			if c > n {
+				return b.String()[:cut], n
+			}
+			if b.Len() == before || b.Len() > 64*n+1<<16 {
+				return b.String(), c
+			}
+		}
+	}
+	for range 32 {
+		ids := t.Encode(b.String())
+		if len(ids) > n {
+			return fitIDs(t, b.String(), ids, n)
+		}
+		src(&b, n-len(ids)+8)
+	}
+	return fit(t, b.String(), n)
+}
+
+// body returns a function that appends about k more tokens of text to b:
+// synthetic prose, or the corpus from a random place onwards, wrapping
+// round at its end.
+func (w *Workload) body(stream uint64) func(b *strings.Builder, k int) {
+	if w.corpus == nil {
+		g := newTextGen(w.seed, stream)
+		return func(b *strings.Builder, k int) { g.write(b, max(k, 1)) }
+	}
+	r := rand.New(rand.NewPCG(uint64(w.seed), stream))
+	off := r.Int64N(w.size)
+	first := true
+	return func(b *strings.Builder, k int) {
+		for want := int64(max(k, 1))*8 + 256; want > 0; {
+			at := off
+			buf := make([]byte, min(want, w.size-at))
+			n, err := w.corpus.ReadAt(buf, at)
+			if n == 0 && err != nil {
+				return // unreadable: the caller stops on no progress
+			}
+			want -= int64(n)
+			chunk := buf[:n]
+			if at+int64(n) >= w.size {
+				off = 0 // wraps round
+			} else {
+				// Leave a rune cut at the end for the next read.
+				chunk = chunk[:fullRunes(chunk)]
+				off = at + int64(len(chunk))
+			}
+			if first {
+				first = false
+				if at > 0 {
+					chunk = chunk[wordStart(chunk):]
+				}
+			}
+			b.WriteString(strings.ToValidUTF8(string(chunk), ""))
+			if off == 0 {
+				b.WriteString("\n\n")
+			}
+		}
+	}
+}
+
+// build makes request i.
+func (w *Workload) build(i int) record.Request {
+	req := record.Request{
+		MaxTokens: w.o.Output.At(w.seed^streamOutput, i),
+		IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature,
+		PromptSource: w.source(),
+	}
+	if w.data != nil {
+		it := &w.data.Items[i%len(w.data.Items)]
+		req.Prompt, req.PromptTokens = it.Prompt, it.PromptTokens
+		req.Messages, req.Tools = it.Messages, it.Tools
+		if it.OutputTokens > 0 && !w.o.OverrideOutput {
+			req.MaxTokens = it.OutputTokens
+		}
+		return req
+	}
+	n := w.o.Input.At(w.seed, i)
+	own := "r" + strconv.Itoa(i)
+	count := EstimateTokens
+	if w.o.Tokenizer != nil {
+		count = w.o.Tokenizer.Count
+	}
+	prefix, pt := w.prefix, w.prefixTokens
+	if ownN := count(own); pt > 0 && n < pt+ownN {
+		// Too short for the whole shared part: keep what fits before the
+		// request's own part.
+		prefix = ""
+		if k := n - ownN; k > 0 {
+			prefix, _ = w.text(-1, k, "")
+		}
+	}
+	head := own
+	if prefix != "" {
+		head = prefix + " " + own
+	}
+	req.Prompt, req.PromptTokens = w.text(i, n, head)
+	return req
+}
+
+func (w *Workload) source() record.TokenSource {
+	if w.o.Tokenizer != nil {
+		return record.SourceTokenizer
+	}
+	return record.SourceEstimate
+}
+
+// Prepare builds requests first to first+n-1 now, on every CPU, so that
+// building them never delays a request of the stage that sends them; it
+// replaces what an earlier Prepare built. Call it before each stage, not
+// while one runs. A dataset's requests are ready from New: Prepare does
+// nothing.
+func (w *Workload) Prepare(first, n int) {
+	if w.data != nil || n <= 0 {
+		return
+	}
+	built := make([]record.Request, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
+				}
+				built[k] = w.build(first + k)
+			}
+		})
+	}
+	wg.Wait()
+	w.mu.Lock()
+	w.first, w.built = first, built
+	w.mu.Unlock()
+}
+
+// Request is the i-th request of the run: prepared, or built now if no
+// Prepare covered i. Safe for concurrent use.
+func (w *Workload) Request(i int) record.Request {
+	if w.data != nil {
+		return w.build(i)
+	}
+	w.mu.RLock()
+	k := i - w.first
+	if k >= 0 && k < len(w.built) {
+		req := w.built[k]
+		w.mu.RUnlock()
+		return req
+	}
+	w.mu.RUnlock()
+	w.late.Add(1)
+	return w.build(i)
+}
+
+// Late counts the requests built when asked for, outside every Prepare.
+func (w *Workload) Late() int { return int(w.late.Load()) }
+
+// Info is what a report's header says about a workload.
+type Info struct {
+	Source    string // "synthetic", "corpus" or "dataset"
+	File      string // the corpus or dataset file
+	Format    Format // the dataset's format
+	Tokenizer string // the tokenizer's name; "" when lengths are estimated
+	Input     string // the input length distribution; "" for a dataset
+	Output    string // the output length distribution; "" when the dataset's own
+	// SharedPrefix is the shared prefix's length in tokens.
+	SharedPrefix int
+	Seed         int64
+	// Requests is the number of distinct requests held (a dataset's
+	// sample); 0 for generated prompts, which are all distinct.
+	Requests int
+	Usable   int            // dataset records that passed the filter
+	Skipped  map[string]int // dataset records left out, by reason
+}
+
+// Info describes w for a report.
+func (w *Workload) Info() Info {
+	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed}
+	if t := w.o.Tokenizer; t != nil {
+		in.Tokenizer = t.Name()
+	}
+	switch {
+	case w.data != nil:
+		in.Source, in.File, in.Format, in.Input = "dataset", w.data.Name, w.data.Format, ""
+		in.Requests, in.Usable, in.Skipped = len(w.data.Items), w.data.Usable, w.data.Skipped
+		in.SharedPrefix = 0
+	case w.corpus != nil:
+		in.Source, in.File = "corpus", w.o.Corpus
+	default:
+		in.Source = "synthetic"
+	}
+	return in
+}
+
+// Describe is Info as one line for a report's header.
+func (w *Workload) Describe() string { return w.Info().String() }
+
+// String is the one-line description, such as
+//
+//	synthetic text (3174 words, Zipf), input 512:lognormal:0.6 tokens, output 256 tokens, lengths by tokenizer llama3, seed 1
+func (in Info) String() string {
+	var b strings.Builder
+	switch in.Source {
+	case "dataset":
+		fmt.Fprintf(&b, "dataset %s (%s): %d requests", in.File, in.Format, in.Requests)
+		if in.Requests < in.Usable {
+			fmt.Fprintf(&b, " sampled of %d usable", in.Usable)
+		}
+		fmt.Fprintf(&b, ", %s", skippedText(in.Skipped))
+		switch {
+		case in.Output == "":
+			b.WriteString(", output as the dataset says")
+		default:
+			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
+		}
+	case "corpus":
+		fmt.Fprintf(&b, "corpus %s (random windows), input %s tokens", in.File, in.Input)
+	default:
+		fmt.Fprintf(&b, "synthetic text (%d words, Zipf), input %s tokens", len(vocab), in.Input)
+	}
+	if in.Source != "dataset" {
+		if in.Output != "" {
+			fmt.Fprintf(&b, ", output %s tokens", in.Output)
+		}
+		if in.SharedPrefix > 0 {
+			fmt.Fprintf(&b, ", shared prefix %d tokens", in.SharedPrefix)
+		}
+	}
+	if in.Tokenizer != "" {
+		fmt.Fprintf(&b, ", lengths by tokenizer %s", in.Tokenizer)
+	} else {
+		b.WriteString(", lengths estimated (no tokenizer)")
+	}
+	fmt.Fprintf(&b, ", seed %d", in.Seed)
+	return b.String()
+}

@@ -1,0 +1,224 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// addFiles seeds f with testdata files.
+func addFiles(f *testing.F, names ...string) {
+	for _, n := range names {
+		b, err := os.ReadFile("testdata/" + n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// readItems reads data in format with a small record cap, so a fuzzed
+// input cannot take much memory.
+func readItems(data []byte, format Format) ([]Item, error) {
+	r := NewReader(bytes.NewReader(data), "fuzz", format)
+	r.MaxRecord = 64 << 10
+	var items []Item
+	for r.Next() {
+		items = append(items, *r.Item())
+		if len(items) > 10000 {
+			panic("more items than the input could hold")
+		}
+	}
+	return items, r.Err()
+}
+
+// mustJSON encodes v as one line, without escaping <, > and & (which
+// would change the bytes of a raw message).
+func mustJSON(v any) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func FuzzShareGPT(f *testing.F) {
+	addFiles(f, "sharegpt.json", "sharegpt.jsonl")
+	f.Add([]byte(`[{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}]}]`))
+	f.Add([]byte(`[{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": 1}]}]`))
+	f.Add([]byte("[\n{\"conversations\": null}, 3]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		items, err := readItems(data, FormatShareGPT)
+		if err != nil {
+			return
+		}
+		// What parsed writes back and parses to the same.
+		var b strings.Builder
+		b.WriteString("[\n")
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			b.WriteString(`{"conversations": [{"from": "human", "value": ` + mustJSON(it.Prompt) + `}, {"from": "gpt", "value": ` + mustJSON(it.Reply) + `}]}`)
+		}
+		b.WriteString("\n]\n")
+		again, err := readItems([]byte(b.String()), "")
+		if err != nil {
+			t.Fatalf("re-reading what parsed: %v", err)
+		}
+		if len(again) != len(items) {
+			t.Fatalf("%d items, %d on re-reading", len(items), len(again))
+		}
+		for i := range items {
+			if again[i].Prompt != items[i].Prompt || again[i].Reply != items[i].Reply || again[i].Line != i+2 {
+				t.Fatalf("item %d differs on re-reading: %+v, then %+v", i, items[i], again[i])
+			}
+		}
+	})
+}
+
+func FuzzPromptsJSONL(f *testing.F) {
+	addFiles(f, "prompts.jsonl")
+	f.Add([]byte(`{"prompt": "a", "max_tokens": 3}` + "\n" + `{"prompt": "b", "output_tokens": "x"}`))
+	f.Add([]byte("\ufeff{\"prompt\": \"\\u00e9\"}\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		items, err := readItems(data, FormatPrompts)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, it := range items {
+			if it.OutputTokens > 0 {
+				fmt.Fprintf(&b, "{\"prompt\": %s, \"max_tokens\": %d}\n", mustJSON(it.Prompt), it.OutputTokens)
+			} else {
+				fmt.Fprintf(&b, "{\"prompt\": %s}\n", mustJSON(it.Prompt))
+			}
+		}
+		again, err := readItems([]byte(b.String()), "")
+		if err != nil && len(items) > 0 {
+			t.Fatalf("re-reading what parsed: %v", err)
+		}
+		if len(again) != len(items) {
+			t.Fatalf("%d items, %d on re-reading", len(items), len(again))
+		}
+		for i := range items {
+			if again[i].Prompt != items[i].Prompt || again[i].OutputTokens != items[i].OutputTokens || again[i].Line != i+1 {
+				t.Fatalf("item %d differs on re-reading: %+v, then %+v", i, items[i], again[i])
+			}
+		}
+	})
+}
+
+func compact(b []byte) string {
+	var out bytes.Buffer
+	if len(b) == 0 {
+		return ""
+	}
+	if err := json.Compact(&out, b); err != nil {
+		panic(err)
+	}
+	return out.String()
+}
+
+func FuzzChatJSONL(f *testing.F) {
+	addFiles(f, "chat.jsonl")
+	f.Add([]byte(`{"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"text": "b"}]}], "max_tokens": 0}`))
+	f.Add([]byte(`{"messages": [{"role": 1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		items, err := readItems(data, FormatChat)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for _, it := range items {
+			raws := make([]json.RawMessage, len(it.Messages))
+			for k, m := range it.Messages {
+				raws[k] = m.Raw
+			}
+			line := map[string]any{"messages": raws}
+			if it.Tools != nil {
+				line["tools"] = it.Tools
+			}
+			if it.OutputTokens > 0 {
+				line["max_tokens"] = it.OutputTokens
+			}
+			b.WriteString(mustJSON(line) + "\n")
+		}
+		again, err := readItems([]byte(b.String()), FormatChat)
+		if err != nil {
+			t.Fatalf("re-reading what parsed: %v\n%s", err, b.String())
+		}
+		if len(again) != len(items) {
+			t.Fatalf("%d items, %d on re-reading", len(items), len(again))
+		}
+		for i, it := range items {
+			a := again[i]
+			if a.Prompt != it.Prompt || a.OutputTokens != it.OutputTokens || compact(a.Tools) != compact(it.Tools) || len(a.Messages) != len(it.Messages) {
+				t.Fatalf("item %d differs on re-reading: %+v, then %+v", i, it, a)
+			}
+			for k, m := range it.Messages {
+				if m.Role != a.Messages[k].Role || m.Content != a.Messages[k].Content || compact(m.Raw) != compact(a.Messages[k].Raw) {
+					t.Fatalf("item %d message %d differs on re-reading", i, k)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseLengths(f *testing.F) {
+	for _, s := range []string{"512", "512:lognormal:0.6", "512:normal:64", "100-2000", "uniform:1:9", "0", "1-", "-", ":", "5:normal:1e308", "1048576:lognormal:4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		if strings.HasPrefix(strings.TrimSpace(spec), "@") {
+			return // files are FuzzLengthsFile's
+		}
+		l, err := ParseLengths(spec)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), strconv.Quote(spec)+": ") {
+				t.Fatalf("error %q does not quote the spec", err)
+			}
+			return
+		}
+		again, err := ParseLengths(l.String())
+		if err != nil || again.String() != l.String() {
+			t.Fatalf("%q parsed to %q, which parses to %q, %v", spec, l, again, err)
+		}
+		for i := range 20 {
+			if v := l.At(int64(i), i); v < 1 || v > MaxLength || v != again.At(int64(i), i) {
+				t.Fatalf("%q: sample %d = %d", spec, i, v)
+			}
+		}
+	})
+}
+
+func FuzzLengthsFile(f *testing.F) {
+	addFiles(f, "lengths.txt", "lengths-bad.txt")
+	f.Add([]byte("1\r\n2\n# x\n\n3"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := ReadLengths(bytes.NewReader(data), "f.txt")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.txt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		var b strings.Builder
+		for _, x := range v {
+			if x < 1 || x > MaxLength {
+				t.Fatalf("length %d out of range", x)
+			}
+			fmt.Fprintln(&b, x)
+		}
+		again, err := ReadLengths(strings.NewReader(b.String()), "f.txt")
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(v) {
+			t.Fatalf("re-reading %v gave %v, %v", v, again, err)
+		}
+	})
+}
