@@ -95,7 +95,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			if s.Late > 0 {
 				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)
 			}
-		} else if q := s.ClientQueue; q.P99 > 1 {
+		} else if q := s.ClientQueue; q.P99 > 1 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no
 			// request: the load falls by that share, which says whether the
 			// wait matters (a few ms before an 8-second request do not).
@@ -136,7 +136,7 @@ func errorList(s summary.Stage) string {
 // Verdict is the scaling judgement across concurrency levels, from the
 // last two levels, with the numbers it rests on.
 type Verdict struct {
-	Kind string `json:"kind"` // rising, saturated, past_peak, single
+	Kind string `json:"kind"` // rising, saturated, past_peak, single, none
 	Text string `json:"text"`
 	// From and To are the last two levels; Change is To's aggregate over
 	// From's − 1, and PerDoubling that growth per doubling of concurrency.
@@ -196,6 +196,9 @@ func PerDoubling(a, b summary.Stage) float64 {
 func Scaling(stages []summary.Stage) Verdict {
 	levels := closedLevels(stages)
 	if len(levels) < 2 {
+		if len(stages) >= 2 {
+			return Verdict{Kind: "none", Text: fmt.Sprintf("%d of %d levels finished a request: too few to say how throughput scales", len(levels), len(stages))}
+		}
 		return Verdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
 	}
 	var v Verdict

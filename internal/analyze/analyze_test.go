@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"flag"
+	"math"
 	"fmt"
 	"os"
 	"strings"
@@ -113,5 +114,24 @@ func TestVerdictDecodeRose(t *testing.T) {
 	})
 	if v.Kind != "saturated" || !strings.Contains(v.Text, "decode tok/s per request rose 7% (420.3 → 451.7)") {
 		t.Errorf("%s: %s", v.Kind, v.Text)
+	}
+}
+
+// Levels where every request failed are no scaling data: the verdict says
+// so instead of "one concurrency level", and no warning divides by them.
+func TestAllFailedLevels(t *testing.T) {
+	failed := func(c int) summary.Stage {
+		nan := math.NaN()
+		return summary.Stage{Concurrency: c, Requests: 4, Errors: map[record.Status]int{record.StatusHTTPError: 4},
+			ClientQueue: stats.Dist{N: 4, Mean: 3, P99: 5}, E2E: stats.Dist{Mean: nan}, EffectiveConcurrency: float64(c)}
+	}
+	stages := []summary.Stage{failed(1), failed(4), failed(16)}
+	if v := Scaling(stages); v.Kind != "none" || !strings.Contains(v.Text, "0 of 3 levels finished a request") {
+		t.Errorf("%s: %s", v.Kind, v.Text)
+	}
+	for _, w := range Warnings(stages, Asked{}) {
+		if strings.Contains(w.Text, "NaN") {
+			t.Errorf("warning with NaN: %s", w)
+		}
 	}
 }

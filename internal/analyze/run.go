@@ -214,6 +214,16 @@ func (r *Run) Figures() []summary.Stage {
 	return out
 }
 
+// Failed counts the measured requests that failed (interrupted ones
+// aside) and all measured requests, over every stage.
+func (r *Run) Failed() (failed, total int) {
+	for _, s := range r.Stages {
+		failed += s.Requests - s.OK - s.Cancelled
+		total += s.Requests - s.Cancelled
+	}
+	return failed, total
+}
+
 // Find is the stage with key k, nil if the run has none.
 func (r *Run) Find(k StageKey) *Stage {
 	for i := range r.Stages {

@@ -19,7 +19,7 @@ func TestCheckPassAndFail(t *testing.T) {
 	broken := filepath.Join(dir, "broken.yaml")
 	os.WriteFile(broken, []byte("name: broken\nmodel: broken\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\nwire: {wrong_answers: true}\n"), 0o644)
 	out, errw, code = runVirtual(t, "check", "--sim-profile", broken, "--questions", "20", "-o", dir+"/bad.jsonl")
-	if code != 1 || !strings.Contains(out, "FAIL accuracy 0 of 20") || !strings.Contains(out, "verdict: FAIL") {
+	if code != exitVerdictFail || !strings.Contains(out, "FAIL accuracy 0 of 20") || !strings.Contains(out, "verdict: FAIL") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errw)
 	}
 }

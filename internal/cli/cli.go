@@ -28,8 +28,18 @@ type env struct {
 	bench          bench.Env
 }
 
+// Exit codes: what happened, for scripts and CI.
+const (
+	exitOK          = 0   // ran; every request ok (or within --max-error-rate)
+	exitCouldNotRun = 1   // could not run: no server, every request failed, a bad file, an I/O error
+	exitUsage       = 2   // the command line is wrong
+	exitSomeFailed  = 3   // ran, but more requests failed than --max-error-rate allows
+	exitVerdictFail = 4   // ran, and the verdict is a failure: a check failed, no experiment configuration passed
+	exitInterrupted = 130 // stopped by a signal; what finished is kept and summarised
+)
+
 // Run runs tokperf with args (without the program name) and returns the
-// exit code: 0 ok, 1 a failed run, 2 bad usage, 130 interrupted.
+// exit code (exitOK … exitInterrupted).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}})
 }
@@ -44,7 +54,8 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 var (
 	// errInterrupted ends a run that was stopped by a signal after its summary.
 	errInterrupted = errors.New("interrupted")
-	// errCheckFailed ends tokperf check with exit 1 after its report.
+	// errCheckFailed ends tokperf check (and an experiment none of whose
+	// configurations passed) with exitVerdictFail after its report.
 	errCheckFailed = errors.New("check failed")
 	errHelp        = errors.New("help shown")
 )
@@ -94,22 +105,50 @@ func run(ctx context.Context, args []string, e *env) int {
 func exitCode(cmd string, err error, e *env) int {
 	var ue *usageError
 	var ce *bench.ConfigError
+	var fe *failedError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
-		return 0
+		return exitOK
 	case errors.Is(err, errCheckFailed):
-		return 1
+		return exitVerdictFail
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
-		return 130
+		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &ce):
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
 		fmt.Fprintf(e.stderr, "see: tokperf help %s\n", cmd)
-		return 2
+		return exitUsage
+	case errors.As(err, &fe):
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
+		if fe.failed == fe.total {
+			return exitCouldNotRun
+		}
+		return exitSomeFailed
 	default:
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, oneLine(err))
-		return 1
+		return exitCouldNotRun
 	}
+}
+
+// failedError is a run whose failed requests are more than it allows.
+type failedError struct {
+	failed, total int
+	limit         float64
+}
+
+func (e *failedError) Error() string {
+	if e.failed == e.total {
+		return fmt.Sprintf("every request failed (%d of %d): the figures above describe no successful request", e.failed, e.total)
+	}
+	return fmt.Sprintf("%d of %d requests failed (%.1f%%, over --max-error-rate %g)", e.failed, e.total, 100*float64(e.failed)/float64(e.total), e.limit)
+}
+
+// judge says whether failed of total requests are more than limit allows.
+func judge(failed, total int, limit float64) error {
+	if total == 0 || failed == 0 || (failed < total && float64(failed) <= limit*float64(total)) {
+		return nil
+	}
+	return &failedError{failed: failed, total: total, limit: limit}
 }
 
 func oneLine(err error) string {

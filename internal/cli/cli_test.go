@@ -191,3 +191,36 @@ func TestInterruptKeepsFinished(t *testing.T) {
 		t.Errorf("stderr does not say it was interrupted:\n%s", errw.String())
 	}
 }
+
+// Exit codes say what happened: every request failed is "could not run"
+// (1), some failed is 3 unless --max-error-rate allows them, all ok is 0.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	profile := func(name, fault string) string {
+		p := filepath.Join(dir, name+".yaml")
+		os.WriteFile(p, []byte("name: "+name+"\nmodel: m\nseed: 3\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\nfaults: {\"*\": {"+fault+"}}\n"), 0o644)
+		return p
+	}
+	all, some := profile("all", "http_500: 1"), profile("some", "http_500: 0.3")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"every request failed", []string{"sweep", "--sim-profile", all, "-c", "1,2"}, exitCouldNotRun, "every request failed (8 of 8)"},
+		{"some failed", []string{"run", "--sim-profile", some, "-c", "2", "--requests", "40"}, exitSomeFailed, "of 40 requests failed"},
+		{"some failed, allowed", []string{"run", "--sim-profile", some, "-c", "2", "--requests", "40", "--max-error-rate", "0.9"}, exitOK, ""},
+		{"a bad share", []string{"run", "--max-error-rate", "2"}, exitUsage, "--max-error-rate 2: want a share from 0 to 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errw, code := runVirtual(t, append(tc.args, "--output-tokens", "8", "-o", filepath.Join(dir, "r.jsonl"))...)
+			if code != tc.code || !strings.Contains(errw, tc.want) {
+				t.Errorf("exit %d (want %d), stderr:\n%s\nstdout:\n%s", code, tc.code, errw, out)
+			}
+			if tc.code == exitCouldNotRun && strings.Contains(out, "verdict: not saturated") {
+				t.Errorf("a verdict on scaling when nothing finished:\n%s", out)
+			}
+		})
+	}
+}

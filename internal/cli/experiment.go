@@ -53,5 +53,8 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
+	if res.Passed == 0 {
+		return errCheckFailed // no configuration passed: the verdict above says so
+	}
 	return nil
 }

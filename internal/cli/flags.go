@@ -153,6 +153,7 @@ type loadFlags struct {
 	warmup                              int
 	duration, timeout                   time.Duration
 	ignoreEOS                           bool
+	maxErrorRate                        float64
 	temperature                         float64
 	seed                                int64
 	concSet                             bool
@@ -190,6 +191,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the prompts and arrivals")
+	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 }
 
 func registerFormat(fs *flag.FlagSet, format *string) {
@@ -274,6 +276,8 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--timeout must be positive")
 	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
 		return usagef("SLOs must not be negative")
+	case !(f.maxErrorRate >= 0 && f.maxErrorRate <= 1):
+		return usagef("--max-error-rate %g: want a share from 0 to 1, e.g. 0.01", f.maxErrorRate)
 	case f.warmup < -1:
 		return usagef("--warmup must be -1 (one round), 0 or more")
 	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:

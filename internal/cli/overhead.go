@@ -43,5 +43,12 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	return nil
+	failed, total := 0, 0
+	for _, l := range res.Levels {
+		for _, s := range []int{l.Raw.Requests - l.Raw.OK - l.Raw.Cancelled, l.Chat.Requests - l.Chat.OK - l.Chat.Cancelled} {
+			failed += s
+		}
+		total += l.Raw.Requests + l.Chat.Requests - l.Raw.Cancelled - l.Chat.Cancelled
+	}
+	return judge(failed, total, f.maxErrorRate)
 }

@@ -38,7 +38,8 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if run.Integrity.Interrupted {
 		return errInterrupted
 	}
-	return nil
+	failed, total := run.Failed()
+	return judge(failed, total, f.maxErrorRate)
 }
 
 // progress is the bench environment with progress on stderr and started
