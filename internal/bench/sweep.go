@@ -100,7 +100,9 @@ type SweepConfig struct {
 // Sweep runs every stage of the load against the target, writes each
 // record to the result file as it finishes and folds it into the run's
 // model, which it returns (its File is the result file). An interrupted
-// sweep returns what finished, its Integrity marked interrupted.
+// sweep returns what finished, its Integrity marked interrupted; one whose
+// server stopped answering stops there and returns what finished with an
+// error wrapping runner.ErrServerGone.
 func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error) {
 	plans := cfg.Load.Plans()
 	maxConns := 1
@@ -156,6 +158,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		scrape = err == nil
 	}
 	var figures []summary.Stage
+	var gone error // the server stopped answering
 	stage := func(p runner.Plan) {
 		label := fmt.Sprintf("C=%d", p.Concurrency)
 		if p.Rate > 0 {
@@ -174,7 +177,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		// The stage's figures are built as requests finish; the records
 		// themselves live only in the result file.
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
-		r.Each(ctx, p, fold.Add)
+		if err := r.Each(ctx, p, fold.Add); err != nil {
+			gone = fmt.Errorf("%s: %w", label, err)
+		}
 		if watch != nil {
 			samples := watch.Stop()
 			file.keep(w.WriteMetrics(samples))
@@ -197,11 +202,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	for _, p := range plans {
 		stage(p)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || gone != nil {
 			break
 		}
 	}
-	for cfg.Load.UntilSaturated && ctx.Err() == nil && len(figures) >= 2 {
+	for cfg.Load.UntilSaturated && ctx.Err() == nil && gone == nil && len(figures) >= 2 {
 		next, last, why := nextLevel(figures, cfg.Load, setup.SLO)
 		if why != "" {
 			fmt.Fprintf(progress, "--until-saturated: %s\n", why)
@@ -218,6 +223,10 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	fold.Integrity(false, true, interrupted)
 	if err := file.close(interrupted); err != nil {
 		return nil, err
+	}
+	if gone != nil {
+		// What finished is kept and returned; the run stops here.
+		return fold.Run(), fmt.Errorf("stopped early, %s is not answering: %w", setup.URL, gone)
 	}
 	return fold.Run(), nil
 }

@@ -29,10 +29,14 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
 	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.target(), Workload: f.workload(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
-	if err != nil {
+	if run == nil {
 		return err
 	}
-	if err := e.render(f.format, run, run.File); err != nil {
+	// A run that stopped early still reports what finished.
+	if rerr := e.render(f.format, run, run.File); rerr != nil {
+		return rerr
+	}
+	if err != nil {
 		return err
 	}
 	if run.Integrity.Interrupted {

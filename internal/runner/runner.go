@@ -9,7 +9,10 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -48,9 +51,49 @@ type Runner struct {
 	Source  Source
 	Sink    Sink
 	Clock   record.Clock
+	// GiveUp is how many requests in a row may get no response at all
+	// (refused, reset before a byte) before the stage stops with
+	// ErrServerGone: a dead server is not hammered. 0 is DefaultGiveUp;
+	// negative never gives up.
+	GiveUp int
 
-	mu   sync.Mutex
-	next int // request index across the run
+	mu     sync.Mutex
+	next   int          // request index across the run
+	silent atomic.Int64 // requests in a row with no response
+}
+
+// DefaultGiveUp is Runner.GiveUp's default.
+const DefaultGiveUp = 20
+
+// ErrServerGone ends a stage whose server stopped answering.
+var ErrServerGone = errors.New("the server stopped answering")
+
+// Backoff bounds how fast a closed-loop slot re-sends after a request got
+// no response or was told to slow down (HTTP 429, 503): it waits
+// MinBackoff, doubling with each such request in a row up to MaxBackoff,
+// so a stage never sends faster than a live server would let it.
+var (
+	MinBackoff = 10 * time.Millisecond
+	MaxBackoff = time.Second
+)
+
+// noResponse is a request that got nothing back: no response byte.
+func noResponse(rec *record.Record) bool {
+	return rec.FirstByte == record.Unset && !rec.OK() && rec.Status != record.StatusCancelled && rec.Status != record.StatusTimeout
+}
+
+// throttled is a request after which a slot should wait before the next.
+func throttled(rec *record.Record) bool {
+	return noResponse(rec) || rec.HTTPCode == 429 || rec.HTTPCode == 503
+}
+
+// backoff is the wait after k throttled requests in a row.
+func backoff(k int) time.Duration {
+	if k <= 0 {
+		return 0
+	}
+	d := MinBackoff << min(k-1, 30)
+	return min(d, MaxBackoff)
 }
 
 func (r *Runner) take() int {
@@ -62,7 +105,7 @@ func (r *Runner) take() int {
 
 // Stage runs warm-up then the measured requests of st and returns the
 // measured records in the order they finished. It returns early, with what
-// finished, when ctx is done.
+// finished, when ctx is done or the server stopped answering.
 func (r *Runner) Stage(ctx context.Context, st Plan) []record.Record {
 	var out []record.Record
 	r.Each(ctx, st, func(rec *record.Record) { out = append(out, *rec) })
@@ -70,8 +113,13 @@ func (r *Runner) Stage(ctx context.Context, st Plan) []record.Record {
 }
 
 // Each runs st like Stage but keeps nothing: every measured record goes to
-// each as it finishes, after the Sink, from one goroutine.
-func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) {
+// each as it finishes, after the Sink, from one goroutine. It returns an
+// error wrapping ErrServerGone when the stage stopped because the server
+// stopped answering.
+func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) error {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r.silent.Store(0)
 	// Records go to the sink from one goroutine of their own, so a slow
 	// sink (a file write) never delays the next request of a slot.
 	queue := make(chan record.Record, 4096)
@@ -87,7 +135,21 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) {
 			}
 		}
 	}()
-	emit := func(rec record.Record) { queue <- rec }
+	giveUp := int64(r.GiveUp)
+	if giveUp == 0 {
+		giveUp = DefaultGiveUp
+	}
+	emit := func(rec record.Record) {
+		queue <- rec
+		switch {
+		case !noResponse(&rec):
+			r.silent.Store(0)
+		case giveUp > 0:
+			if n := r.silent.Add(1); n >= giveUp {
+				stop(fmt.Errorf("%w: %d requests in a row got no response (the last: %s)", ErrServerGone, n, rec.Error))
+			}
+		}
+	}
 	if st.Warmup > 0 {
 		c := st.Concurrency
 		if c <= 0 {
@@ -104,6 +166,10 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) {
 	}
 	close(queue)
 	<-drained
+	if err := context.Cause(ctx); errors.Is(err, ErrServerGone) {
+		return err
+	}
+	return nil
 }
 
 // one sends request i and emits its record.
@@ -145,9 +211,24 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 	for range c {
 		wg.Go(func() {
 			scheduled := start
+			k := 0 // throttled requests in a row on this slot
 			for claim() {
 				rec := r.one(ctx, st, scheduled, warmup, emit)
 				scheduled = rec.Done
+				if !throttled(&rec) {
+					k = 0
+					continue
+				}
+				// The slot waits before its next request; the wait is not
+				// the client's queue, so the next is scheduled after it.
+				k++
+				t := time.NewTimer(backoff(k))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				scheduled = r.Clock.Now()
 			}
 		})
 	}

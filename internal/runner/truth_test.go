@@ -227,15 +227,18 @@ func TestShortOutputIsFlagged(t *testing.T) {
 }
 
 func TestFaultsBecomeStatuses(t *testing.T) {
+	// Timeouts with room for a loaded machine: only the stall (30 s) may
+	// reach one, and it must, long before the stall ends.
 	for _, tc := range []struct {
-		fault string
-		want  record.Status
+		fault   string
+		want    record.Status
+		timeout time.Duration
 	}{
-		{"http_500: 1", record.StatusHTTPError},
-		{"reset: 1", record.StatusStreamError},
-		{"malformed: 1", record.StatusStreamError},
-		{"truncate: 1", record.StatusIncomplete},
-		{"stall: 1, stall_s: 30", record.StatusTimeout},
+		{"http_500: 1", record.StatusHTTPError, 30 * time.Second},
+		{"reset: 1", record.StatusStreamError, 30 * time.Second},
+		{"malformed: 1", record.StatusStreamError, 30 * time.Second},
+		{"truncate: 1", record.StatusIncomplete, 30 * time.Second},
+		{"stall: 1, stall_s: 30", record.StatusTimeout, 2 * time.Second},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			p := profile(t, "faults: {\"*\": {"+tc.fault+"}}\n")
@@ -248,7 +251,7 @@ func TestFaultsBecomeStatuses(t *testing.T) {
 			defer b.Close()
 			wl := workload.Synthetic{InputTokens: 8, OutputTokens: 50, IgnoreEOS: true}
 			r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
-			recs := r.Stage(context.Background(), runner.Plan{Concurrency: 2, Requests: 2, Timeout: 300 * time.Millisecond})
+			recs := r.Stage(context.Background(), runner.Plan{Concurrency: 2, Requests: 2, Timeout: tc.timeout})
 			if len(recs) != 2 {
 				t.Fatalf("%d records of 2 requests", len(recs))
 			}
