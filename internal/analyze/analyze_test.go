@@ -2,8 +2,8 @@ package analyze
 
 import (
 	"flag"
-	"math"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
