@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -50,6 +52,9 @@ type Config struct {
 	// HTTP2 speaks HTTP/2: h2c to http:// URLs, negotiated over TLS to
 	// https:// ones; many streams share few connections.
 	HTTP2 bool
+	// TLS configures https:// connections (a CA bundle, or no
+	// verification); nil is the system's roots.
+	TLS *tls.Config
 	// NetHTTP sends HTTP/1.1 requests through Go's net/http instead of
 	// tokperf's own client (slower: to compare the two, or for a server
 	// the lean client does not read right).
@@ -135,6 +140,7 @@ func New(cfg Config) (*Backend, error) {
 		return b, nil
 	}
 	client := NewClient(cfg.Conns, cfg.Dial)
+	client.Transport.(*http.Transport).TLSClientConfig = cfg.TLS
 	switch {
 	case cfg.HTTP2 && u.Scheme == "http":
 		client = NewH2Client(cfg.Dial)
@@ -166,6 +172,27 @@ func engineName(e string) string {
 		return "unidentified"
 	}
 	return e
+}
+
+// TLSConfig is the TLS of https:// targets: caFile, when given, a PEM
+// bundle of the roots to trust instead of the system's; insecure skips
+// verification (a self-signed test server).
+func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
+	if caFile == "" && !insecure {
+		return nil, nil
+	}
+	c := &tls.Config{InsecureSkipVerify: insecure}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-cert: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", caFile)
+		}
+	}
+	return c, nil
 }
 
 // NewClient is an HTTP client fit for measuring: no proxy, no compression,

@@ -12,6 +12,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -112,6 +113,10 @@ type Target struct {
 	Engine     string // overrides detection when set
 	Model      string // empty: the first of /v1/models
 	APIKey     string // empty: $OPENAI_API_KEY
+	// CACert is a PEM bundle of the roots to trust for https://; Insecure
+	// skips verification.
+	CACert   string
+	Insecure bool
 	// WaitReady waits this long for a starting server (0: not at all).
 	WaitReady   time.Duration
 	CachePrompt bool // let llama.cpp reuse its prompt cache
@@ -129,6 +134,7 @@ type Session struct {
 	t       Target
 	env     *Env
 	base    string
+	tls     *tls.Config
 	client  *http.Client
 	sim     *sim.Server
 	cleanup []func()
@@ -149,8 +155,13 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 	if t.APIKey == "" {
 		t.APIKey = env.getenv("OPENAI_API_KEY")
 	}
-	s := &Session{t: t, env: env, base: t.URL, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
+	tlsc, err := backend.TLSConfig(t.CACert, t.Insecure)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	s := &Session{t: t, env: env, base: t.URL, tls: tlsc, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
 	s.client = backend.NewClient(8, env.dial())
+	s.client.Transport.(*http.Transport).TLSClientConfig = tlsc
 	out := env.progress()
 	if s.base == "" {
 		p, err := sim.LoadProfile(t.SimProfile)
@@ -215,7 +226,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 // for a first 1-token generation to succeed.
 func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
-		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText})
+		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

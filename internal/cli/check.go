@@ -30,6 +30,7 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	f.warn(e)
 	if err := checkFormat(format); err != nil {
 		return err
 	}

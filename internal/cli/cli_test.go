@@ -224,3 +224,36 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// The API key comes from a file or the environment; on the command line
+// it works but warns, since every user of the machine can read it there.
+// It never reaches the result file.
+func TestAPIKeySources(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	os.WriteFile(keyFile, []byte("sk-file-secret\n"), 0o600)
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"file", []string{"--api-key-file", keyFile}, false},
+		{"flag", []string{"--api-key", "sk-file-secret"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".jsonl")
+			args := append([]string{"run", "--sim-profile", "tiny", "--requests", "2", "--output-tokens", "4", "-o", out}, tc.args...)
+			_, errw, code := runVirtual(t, args...)
+			if code != 0 || strings.Contains(errw, "warning: --api-key shows in ps") != tc.warn {
+				t.Errorf("exit %d, stderr:\n%s", code, errw)
+			}
+			b, _ := os.ReadFile(out)
+			if strings.Contains(string(b), "sk-file-secret") {
+				t.Error("the key reached the result file")
+			}
+		})
+	}
+	if _, errw, code := runCLI(t, "run", "--api-key-file", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(errw, "--api-key-file: open") {
+		t.Errorf("a missing key file: exit %d: %s", code, errw)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +91,8 @@ func (w *waitReady) Set(s string) error {
 // targetFlags say which server to measure and how to speak to it.
 type targetFlags struct {
 	url, endpoint, engine, model, apiKey, profile string
+	apiKeyFile, caCert                            string
+	insecure                                      bool
 	wait                                          waitReady
 	cachePrompt, http2, netHTTP                   bool
 	gpus                                          int
@@ -102,7 +105,10 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: "+strings.Join(engine.Names(), ", "))
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
-	fs.StringVar(&f.apiKey, "api-key", "", "API key (default $OPENAI_API_KEY; never written to any file)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key (shows in ps: prefer --api-key-file or $OPENAI_API_KEY; never written to any file)")
+	fs.StringVar(&f.apiKeyFile, "api-key-file", "", "read the API key from this file (default: $OPENAI_API_KEY)")
+	fs.StringVar(&f.caCert, "ca-cert", "", "trust the CA certificates in this PEM file for https:// (instead of the system's)")
+	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the https:// server's certificate (a self-signed test server)")
 	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
 }
 
@@ -131,11 +137,31 @@ func (f *targetFlags) check() error {
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
 	}
+	if f.apiKey != "" && f.apiKeyFile != "" {
+		return usagef("give --api-key or --api-key-file, not both")
+	}
+	if f.apiKeyFile != "" {
+		b, err := os.ReadFile(f.apiKeyFile)
+		if err != nil {
+			return usagef("--api-key-file: %v", err)
+		}
+		if f.apiKey = strings.TrimSpace(string(b)); f.apiKey == "" {
+			return usagef("--api-key-file %s is empty", f.apiKeyFile)
+		}
+	}
 	return nil
 }
 
+// warn says what the flags risk: a key on the command line is visible to
+// every user of the machine (ps, /proc).
+func (f *targetFlags) warn(e *env) {
+	if f.apiKey != "" && f.apiKeyFile == "" {
+		fmt.Fprintln(e.stderr, "warning: --api-key shows in ps and the shell history; use --api-key-file FILE or $OPENAI_API_KEY")
+	}
+}
+
 func (f *targetFlags) target() bench.Target {
-	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey,
+	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType}
 }
 

@@ -26,6 +26,7 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := f.check(fs); err != nil {
 		return err
 	}
+	f.warn(e)
 	if len(f.rates) > 0 {
 		return usagef("overhead is closed loop: give -c levels, not --rate")
 	}

@@ -21,6 +21,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := f.check(fs); err != nil {
 		return err
 	}
+	f.warn(e)
 	if cmd == "run" && len(f.conc) > 1 && len(f.rates) == 0 {
 		return usagef("run is one stage: give one -c level, or use sweep")
 	}
