@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,5 +133,24 @@ func TestCheckResult(t *testing.T) {
 	})
 	if !res.Passed || res.Accuracy == nil || res.Accuracy.Right != 10 || res.Accuracy.Total != 10 || len(res.Sensible) != 4 {
 		t.Errorf("%+v", res)
+	}
+}
+
+// The debug server answers with the goroutine count while a job runs.
+func TestDebugServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, err := Debug(ctx, "127.0.0.1:0", &Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + "/debug/vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.HasPrefix(string(b), "goroutines ") {
+		t.Errorf("/debug/vars: %q", b)
 	}
 }

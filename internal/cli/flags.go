@@ -172,7 +172,7 @@ type loadFlags struct {
 	maxConc                             int
 	sloTTFT, sloTPOT, sloE2E            time.Duration
 	sharedPrefix                        int
-	out, arrival, format                string
+	out, arrival, format, debugAddr     string
 	conc                                ints
 	rates                               floats
 	requests, inputTokens, outputTokens int
@@ -217,6 +217,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the prompts and arrivals")
+	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 }
 

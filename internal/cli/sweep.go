@@ -29,6 +29,13 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return usagef("run is one stage: give one --rate, or use sweep")
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
+	if f.debugAddr != "" {
+		addr, err := bench.Debug(ctx, f.debugAddr, benv)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "debug: http://%s/debug/pprof/ and /debug/vars\n", addr)
+	}
 	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.target(), Workload: f.workload(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
 	if run == nil {
 		return err
