@@ -54,6 +54,11 @@ func Label(s summary.Stage) string {
 // the client is called late.
 const BufferedLimit = 0.10
 
+// ClientWaitLimit is the share of a closed loop's slot time spent waiting
+// on the client above which the client is called a bottleneck: below it
+// the load it lost is too small to matter.
+const ClientWaitLimit = 0.01
+
 func warning(s summary.Stage, check, format string, args ...any) Warning {
 	return Warning{Stage: Label(s), Check: check, Text: fmt.Sprintf(format, args...)}
 }
@@ -73,13 +78,20 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if s.Cancelled > 0 {
 			add("cancelled", "%d requests were cancelled by the interrupt and are left out", s.Cancelled)
 		}
-		if n := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]; n > 0 {
+		estimated := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]
+		if n := estimated; n > 0 {
 			add("token_source", "output tokens of %d of %d requests are estimated as one per chunk: the server sent no usage", n, s.OK)
 		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
 			add("token_source", "tokens per chunk are unknown for %d requests (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", n, s.TokensPerChunk)
 		}
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
-			add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked: the server did not honour ignore_eos, so per-request figures cover shorter outputs", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+			if estimated > 0 {
+				// An estimate cannot accuse the server: several tokens per
+				// chunk read as one each look like a short output.
+				add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked by an estimate of one token per chunk (the server sent no counts): if its chunks hold several tokens the outputs are not short; only counts from the server or a tokenizer can tell", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+			} else {
+				add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked: the server did not honour ignore_eos, so per-request figures cover shorter outputs", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+			}
 		}
 		shared := ""
 		if c.Simulated {
@@ -89,17 +101,21 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache on a workload meant to be uncached: TTFT is flattered", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens))
 		}
 		if s.NoContent > 0 {
-			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning only): their TTFO is undefined; raise the output length", s.NoContent, s.OK)
+			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)
 		}
 		if c.OpenLoop {
 			if s.Late > 0 {
 				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)
 			}
-		} else if q := s.ClientQueue; q.P99 > 1 && s.OK > 0 {
+		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no
 			// request: the load falls by that share, which says whether the
 			// wait matters (a few ms before an 8-second request do not).
-			add("client_lag", "client queue p99 is %.1f ms (over 1 ms; mean %.2f ms, %.2f%% of the slots' time): the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", q.P99, q.Mean, 100*q.Mean/(q.Mean+s.E2E.Mean), shared)
+			// Opening connections is left out: it is the network's, and
+			// counted in the record's connect time.
+			if share := q.Mean / (q.Mean + s.E2E.Mean); share > ClientWaitLimit {
+				add("client_lag", "the client made requests wait %.2f%% of the slots' time (mean %.2f ms, p99 %.1f ms, connection setup excluded), so the load fell by that share: the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", 100*share, q.Mean, q.P99, shared)
+			}
 		}
 		if s.BufferedShare > BufferedLimit {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)

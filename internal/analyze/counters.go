@@ -22,6 +22,9 @@ type Counters struct {
 	SpecLength  float64 // mean tokens per verify step (1 + accepted / drafts)
 	SpecRate    float64 // accepted / draft tokens
 	CacheHit    float64 // prefix-cache hit rate; NaN when not exposed
+	// SimSteps and SimLate are the simulated server's engine steps and
+	// the late ones in the window; SimWorst its worst lateness so far (s).
+	SimSteps, SimLate, SimWorst float64
 }
 
 // SummarizeCounters reads the /metrics samples taken between from and to (the measured
@@ -68,6 +71,9 @@ func SummarizeCounters(all []record.ServerSample, n engine.Metrics, from, to tim
 	} else if v, ok := last.Values[n.SpecLength]; ok && v > 0 {
 		s.SpecLength = v
 	}
+	s.SimSteps, _ = delta(engine.SimSteps)
+	s.SimLate, _ = delta(engine.SimLateSteps)
+	s.SimWorst = last.Values[engine.SimLatenessMax]
 	if q, ok := delta(n.CacheQueries); ok && q > 0 {
 		h, _ := delta(n.CacheHits)
 		s.CacheHit = h / q

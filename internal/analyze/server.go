@@ -21,22 +21,38 @@ type ServerReading struct {
 	MaxKV       *float64      `json:"max_kv_share,omitempty"` // fraction of the KV cache
 	Preemptions float64       `json:"preemptions"`
 	// GeneratedTokS is the server's generated-token rate by its counters
-	// and ReceivedTokS the client's over the same window.
-	GeneratedTokS *float64 `json:"generated_tok_s,omitempty"`
-	ReceivedTokS  *float64 `json:"received_tok_s,omitempty"`
+	// and ReceivedTokS the client's over the same window; RateUncertainty
+	// is how far the two may differ from the scrape interval alone (one
+	// interval over the window). They are compared only over windows of
+	// MinRateIntervals scrape intervals or more, and not for engines whose
+	// counters move only when a request ends.
+	GeneratedTokS   *float64 `json:"generated_tok_s,omitempty"`
+	ReceivedTokS    *float64 `json:"received_tok_s,omitempty"`
+	RateUncertainty float64  `json:"rate_uncertainty,omitempty"`
 	PromptTokS    *float64 `json:"prompt_tok_s,omitempty"`
 	SpecLength    float64  `json:"spec_accept_length,omitempty"` // mean tokens per verify step
 	SpecRate      float64  `json:"spec_accept_rate,omitempty"`   // accepted / draft tokens
 	CacheHitRate  *float64 `json:"prefix_cache_hit_rate,omitempty"`
+	// SimSteps and SimLateSteps are tokperf's simulated server's engine
+	// steps in the window and how many of them ran late (it had no CPU
+	// when its schedule said to step); SimWorstS its worst lateness.
+	SimSteps     float64 `json:"sim_steps,omitempty"`
+	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
+	SimWorstS    float64 `json:"sim_worst_lateness_s,omitempty"`
 }
+
+// SimLateLimit is the share of the simulator's steps that may run late
+// before its figures stop describing its profile.
+const SimLateLimit = 0.01
 
 // Received is what the client measured of a stage over time, as
 // summary.Acc keeps it.
 type Received interface {
 	// Window is the stage's measured window: first send to last end.
 	Window() (from, to time.Duration)
-	// TokensIn counts the tokens that arrived in (from, to].
-	TokensIn(from, to time.Duration) int
+	// TokensIn counts the tokens that arrived in (from, to], as the
+	// server counted them.
+	TokensIn(from, to time.Duration) float64
 }
 
 // ServerOf reads a stage's /metrics samples over its measured window; nil
@@ -49,16 +65,28 @@ func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics)
 		return nil
 	}
 	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
-		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit)}
+		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit),
+		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst}
 	if names.KV != "" {
 		r.MaxKV = &t.MaxKV
 	}
-	if !math.IsNaN(t.GenTokS) && t.To > t.From {
-		received := float64(got.TokensIn(t.From, t.To)) / (t.To - t.From).Seconds()
+	window, interval := t.To-t.From, (t.To-t.From)/time.Duration(t.Samples-1)
+	if !math.IsNaN(t.GenTokS) && window >= MinRateIntervals*interval && !names.CountersAtEnd {
+		received := got.TokensIn(t.From, t.To) / window.Seconds()
 		r.GeneratedTokS, r.ReceivedTokS = finite(t.GenTokS), &received
+		r.RateUncertainty = float64(interval) / float64(window)
 	}
 	return r
 }
+
+// MinRateIntervals is the shortest window, in scrape intervals, over which
+// the server's token counters are compared with what the client received:
+// a counter read once a second cannot resolve a one-second stage.
+const MinRateIntervals = 5
+
+// RateLimit is the disagreement beyond the scrape interval's own
+// uncertainty above which the counters and the client are said to differ.
+const RateLimit = 0.05
 
 // RateDiff is received / generated − 1, the disagreement of the client
 // with the server's counters; ok false when either is unknown.
@@ -74,8 +102,8 @@ func (r *ServerReading) RateDiff() (float64, bool) {
 func (r *ServerReading) warnings(s summary.Stage) []Warning {
 	var out []Warning
 	warn := func(check, format string, args ...any) { out = append(out, warning(s, check, format, args...)) }
-	if d, ok := r.RateDiff(); ok && math.Abs(d) > 0.05 {
-		warn("server_rate", "the server's counters say %.1f tok/s generated, the client received %.1f over the same %.1f s (%+.0f%%): tokens are lost, buffered, or counted differently", *r.GeneratedTokS, *r.ReceivedTokS, (r.To - r.From).Seconds(), 100*d)
+	if d, ok := r.RateDiff(); ok && math.Abs(d) > RateLimit+r.RateUncertainty {
+		warn("server_rate", "the server's counters say %.1f tok/s generated, the client received %.1f over the same %.1f s (%+.0f%%, beyond the ±%.0f%% one scrape interval explains): tokens are lost, buffered, or counted differently", *r.GeneratedTokS, *r.ReceivedTokS, (r.To - r.From).Seconds(), 100*d, 100*r.RateUncertainty)
 	}
 	if s.Concurrency > 0 && r.MaxRunning > 0 && r.MaxRunning < float64(s.Concurrency) {
 		warn("capped", "the server ran at most %.0f requests while %d were sent (it caps running requests: max_running, slots or KV space); up to %.0f waited in its queue, so TTFT includes queueing", r.MaxRunning, s.Concurrency, r.MaxWaiting)
@@ -86,6 +114,9 @@ func (r *ServerReading) warnings(s summary.Stage) []Warning {
 			kv = *r.MaxKV
 		}
 		warn("preemption", "%.0f requests were preempted (KV cache full at %.0f%%): their latency includes recomputation", r.Preemptions, 100*kv)
+	}
+	if r.SimSteps > 0 && r.SimLateSteps > SimLateLimit*r.SimSteps {
+		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
 	}
 	if r.CacheHitRate != nil && *r.CacheHitRate > 0.01 {
 		warn("prefix_cache", "prefix-cache hit rate %.0f%% on a workload meant to be uncached: TTFT is flattered", 100**r.CacheHitRate)

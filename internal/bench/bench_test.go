@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +154,42 @@ func TestDebugServer(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if !strings.HasPrefix(string(b), "goroutines ") {
 		t.Errorf("/debug/vars: %q", b)
+	}
+}
+
+// A server that counts tokens only in its final usage and puts several in
+// a chunk (speculative decoding): at C=1 steady state and aggregate agree
+// (no drain tail can exist there), and decode tok/s is the simulator's.
+func TestEndOnlyUsageSteadyState(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mtp.yaml")
+	os.WriteFile(p, []byte(`name: mtp-end-usage
+engine: vllm
+model: m
+decode: {linear: {a_ms: 5, c_ms: 0}}
+prefill: {per_token_us: 10}
+speculative: {method: EAGLE, drafts: 3, acceptance: 0.7}
+wire: {usage_at_end: true}
+`), 0o644)
+	var run *analyze.Run
+	virtual(t, func(env *Env) {
+		cfg := tinySweep(dir, 1)
+		cfg.Target.SimProfile, cfg.Workload.OutputTokens = p, 300
+		var err error
+		if run, err = Sweep(context.Background(), cfg, env); err != nil {
+			t.Fatal(err)
+		}
+	})
+	s := run.Stages[0]
+	if s.TokensPerChunk < 1.5 || s.ChunkSources[record.SourceChunks] == 0 {
+		t.Fatalf("%.2f tokens per chunk from %v: the profile should pack several, uncounted", s.TokensPerChunk, s.ChunkSources)
+	}
+	if d := s.SteadyTokS/s.AggregateTokS - 1; math.Abs(d) > 0.01 {
+		t.Errorf("steady %.1f vs aggregate %.1f tok/s (%+.1f%%) at C=1", s.SteadyTokS, s.AggregateTokS, 100*d)
+	}
+	for _, w := range run.Warnings {
+		if w.Check == "drain_tail" {
+			t.Errorf("a drain tail at C=1: %s", w)
+		}
 	}
 }

@@ -90,7 +90,7 @@ var table = []Engine{
 		Native:      true,
 		ChunkTokens: "tokens per event; timings.predicted_n",
 		Metrics: Metrics{Running: "llamacpp:requests_processing", Waiting: "llamacpp:requests_deferred",
-			Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total"},
+			Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total", CountersAtEnd: true},
 	},
 	{
 		Name:        "ollama",
@@ -172,7 +172,20 @@ func NativeList() string {
 
 // Metrics are the metrics an engine exposes for each figure tokperf reads.
 type Metrics struct {
+	// CountersAtEnd says the token counters move only when a request
+	// finishes (llama.cpp), not as tokens are generated: they cannot be
+	// set beside the client's rate within a stage.
+	CountersAtEnd bool
+
 	Running, Waiting, KV, Preemptions, Generated, Prompt  string
 	SpecDrafts, SpecDraftTokens, SpecAccepted, SpecLength string
 	CacheHits, CacheQueries, CacheHitRate                 string
 }
+
+// The metrics of tokperf's own simulated server, whichever engine it
+// imitates: its engine steps and how many ran late for want of CPU.
+const (
+	SimSteps       = "tokperf_sim_steps_total"
+	SimLateSteps   = "tokperf_sim_late_steps_total"
+	SimLatenessMax = "tokperf_sim_lateness_seconds_max"
+)

@@ -1,6 +1,9 @@
 package record
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The per-request figures of docs/METRICS.md §2, defined once. Each
 // returns ok false where the figure is undefined for this request (no
@@ -36,9 +39,18 @@ func (r *Record) E2E() (time.Duration, bool) {
 }
 
 // FirstChunkTokens is the number of tokens in the first token chunk.
+// Where the server gave no per-chunk counts (one per chunk was assumed)
+// but a total that says otherwise, the first chunk is taken to hold the
+// mean, output tokens / chunks, rounded: assuming one would count the
+// rest of its tokens as decoded.
 func (r *Record) FirstChunkTokens() int {
 	if len(r.Chunks) == 0 {
 		return 0
+	}
+	if r.ChunkSource.Estimated() {
+		if sum := r.ChunkTokens(); sum > 0 && sum != r.OutputTokens && r.OutputTokens > 0 {
+			return int(math.Round(float64(r.OutputTokens) / float64(len(r.Chunks))))
+		}
 	}
 	return r.Chunks[0].Tokens
 }

@@ -101,3 +101,24 @@ func TestFiguresUndefined(t *testing.T) {
 }
 
 func second[T any](_ T, ok bool) bool { return ok }
+
+// With usage only at the end and several tokens per chunk, the chunks'
+// counts are unknown (one each is assumed): the first chunk is taken to
+// hold the mean, so decode tokens are not overcounted.
+func TestFirstChunkFromUsage(t *testing.T) {
+	r := New(1)
+	r.Sent, r.OutputTokens, r.ChunkSource = 0, 150, SourceChunks
+	for k := range 50 {
+		r.AddChunk(time.Duration(10+k)*time.Millisecond, 1)
+	}
+	if n := r.FirstChunkTokens(); n != 3 {
+		t.Errorf("first chunk %d tokens, want 150/50 = 3", n)
+	}
+	if _, dn, _ := r.Decode(); dn != 147 {
+		t.Errorf("decode tokens %d, want 147", dn)
+	}
+	r.ChunkSource = SourceContinuous // counted per chunk: taken as is
+	if n := r.FirstChunkTokens(); n != 1 {
+		t.Errorf("first chunk %d tokens, want the counted 1", n)
+	}
+}

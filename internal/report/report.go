@@ -315,7 +315,7 @@ func ServerReadingLine(s summary.Stage, r *analyze.ServerReading) string {
 		parts = append(parts, sp)
 	}
 	if d, ok := r.RateDiff(); ok {
-		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%)", *r.GeneratedTokS, *r.ReceivedTokS, 100*d))
+		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%, ±%.0f%% from the scrape interval)", *r.GeneratedTokS, *r.ReceivedTokS, 100*d, 100*r.RateUncertainty))
 	}
 	return fmt.Sprintf("%s: server metrics (%d samples): %s", analyze.Label(s), r.Samples, strings.Join(parts, "; "))
 }

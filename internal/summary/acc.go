@@ -31,7 +31,7 @@ type Acc struct {
 	buffered    int
 
 	// Per-request samples, in milliseconds or tok/s.
-	queue, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
+	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
 	srvDecode, srvE2E                             []float64
 	// sent and done of every measured request, for the steady state.
 	sent, done []time.Duration
@@ -58,7 +58,7 @@ func NewAcc(target int, slo record.SLO) *Acc {
 // Grow makes room for n more requests, so a stage of known size never
 // copies its samples to grow them (a moment of twice the memory).
 func (a *Acc) Grow(n int) {
-	for _, xs := range []*[]float64{&a.queue, &a.ttft, &a.ttfo, &a.e2e, &a.tpot, &a.decode, &a.reqTokS} {
+	for _, xs := range []*[]float64{&a.queue, &a.wait, &a.ttft, &a.ttfo, &a.e2e, &a.tpot, &a.decode, &a.reqTokS} {
 		*xs = slices.Grow(*xs, n)
 	}
 	a.sent, a.done = slices.Grow(a.sent, n), slices.Grow(a.done, n)
@@ -78,11 +78,12 @@ func (a *Acc) Add(r *record.Record) {
 	a.sent, a.done = append(a.sent, r.Sent), append(a.done, r.Done)
 	q := r.ClientQueue()
 	a.queue = append(a.queue, ms(q))
+	a.wait = append(a.wait, ms(max(q-r.Connect, 0)))
 	if r.Rate > 0 && q > LateThreshold {
 		s.Late++
 	}
 	ok := r.Status == record.StatusOK
-	a.encode(r.Chunks, ok)
+	a.encode(r, ok)
 	switch r.Status {
 	case record.StatusOK:
 	case record.StatusCancelled:
@@ -140,12 +141,25 @@ func (a *Acc) Add(r *record.Record) {
 // large (a moment of three times the memory).
 const blockSize = 1 << 20
 
-func (a *Acc) encode(chunks []record.Chunk, ok bool) {
-	head := uint64(len(chunks)) << 1
+func (a *Acc) encode(r *record.Record, ok bool) {
+	chunks := r.Chunks
+	head := uint64(len(chunks)) << 2
 	if ok {
 		head |= 1
 	}
+	// An ok request whose server counted a different total than its
+	// chunks (usage only at the end, several tokens per chunk) keeps both,
+	// so token counts over time are scaled to the server's count.
+	sum := r.ChunkTokens()
+	scaled := ok && len(chunks) > 0 && sum > 0 && r.OutputTokens != sum
+	if scaled {
+		head |= 2
+	}
 	b := binary.AppendUvarint(a.scratch[:0], head)
+	if scaled {
+		b = binary.AppendUvarint(b, uint64(max(r.OutputTokens, 0)))
+		b = binary.AppendUvarint(b, uint64(sum))
+	}
 	prev := time.Duration(0)
 	for _, c := range chunks {
 		d := int64(c.At - prev)
@@ -173,13 +187,22 @@ func (a *Acc) encode(chunks []record.Chunk, ok bool) {
 }
 
 // each calls fn for every stored chunk in the order added: whether its
-// request was ok, its index in the request, its arrival, and its tokens.
-func (a *Acc) each(fn func(ok bool, i int, at time.Duration, tokens int)) {
+// request was ok, its index in the request, its arrival, its tokens, and
+// the tokens it counts for when the server's total differs from the
+// chunks' (tokens × total / Σ chunk tokens; tokens otherwise).
+func (a *Acc) each(fn func(ok bool, i int, at time.Duration, tokens int, counted float64)) {
 	for _, b := range a.blocks {
 		for len(b) > 0 {
 			head, k := binary.Uvarint(b)
 			b = b[k:]
-			ok, n := head&1 == 1, int(head>>1)
+			ok, n := head&1 == 1, int(head>>2)
+			scale := 1.0
+			if head&2 != 0 {
+				total, k1 := binary.Uvarint(b)
+				sum, k2 := binary.Uvarint(b[k1:])
+				b = b[k1+k2:]
+				scale = float64(total) / float64(sum)
+			}
 			at := time.Duration(0)
 			for i := range n {
 				v, k := binary.Uvarint(b)
@@ -192,7 +215,7 @@ func (a *Acc) each(fn func(ok bool, i int, at time.Duration, tokens int)) {
 					b = b[k:]
 					tokens = int(t)
 				}
-				fn(ok, i, at, tokens)
+				fn(ok, i, at, tokens, float64(tokens)*scale)
 			}
 		}
 	}
@@ -208,12 +231,13 @@ func (a *Acc) Window() (from, to time.Duration) {
 }
 
 // TokensIn counts the tokens of every measured request, failed ones
-// included, whose chunks arrived in (from, to].
-func (a *Acc) TokensIn(from, to time.Duration) int {
-	n := 0
-	a.each(func(_ bool, _ int, at time.Duration, tokens int) {
+// included, whose chunks arrived in (from, to], as the server counted them
+// (scaled to its total where the chunks' counts were estimated).
+func (a *Acc) TokensIn(from, to time.Duration) float64 {
+	n := 0.0
+	a.each(func(_ bool, _ int, at time.Duration, _ int, counted float64) {
 		if at > from && at <= to {
-			n += tokens
+			n += counted
 		}
 	})
 	return n
@@ -250,7 +274,7 @@ func (a *Acc) Stage() Stage {
 		s.BufferedShare = float64(a.buffered) / float64(a.chunks)
 	}
 	s.SteadyTokS = a.steady()
-	s.ClientQueue = stats.Describe(a.queue)
+	s.ClientQueue, s.ClientWait = stats.Describe(a.queue), stats.Describe(a.wait)
 	s.TTFT, s.TTFO, s.E2E = stats.Describe(a.ttft), stats.Describe(a.ttfo), stats.Describe(a.e2e)
 	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
 	s.ServerDecodeTokS, s.ServerE2E = stats.Describe(a.srvDecode), stats.Describe(a.srvE2E)
@@ -266,7 +290,7 @@ func (a *Acc) gapDists() (icl, itl stats.Dist) {
 	gaps := func(perToken bool) stats.Each {
 		return func(emit func(float64, int)) {
 			var prev time.Duration
-			a.each(func(ok bool, i int, at time.Duration, tokens int) {
+			a.each(func(ok bool, i int, at time.Duration, tokens int, _ float64) {
 				if ok && i > 0 {
 					if perToken {
 						emit(ms(at-prev)/float64(tokens), tokens)
@@ -326,8 +350,8 @@ func (a *Acc) steady() float64 {
 	if total <= 0 {
 		return 0
 	}
-	tokens := 0
-	a.each(func(ok bool, _ int, at time.Duration, n int) {
+	tokens := 0.0
+	a.each(func(ok bool, _ int, at time.Duration, _ int, n float64) {
 		if !ok {
 			return
 		}
@@ -341,5 +365,5 @@ func (a *Acc) steady() float64 {
 			tokens += n
 		}
 	})
-	return float64(tokens) / total.Seconds()
+	return tokens / total.Seconds()
 }

@@ -52,6 +52,9 @@ type Stage struct {
 	MeanOutputTokens float64 `json:"mean_output_tokens"`
 
 	ClientQueue stats.Dist `json:"client_queue_ms"`
+	// ClientWait is the client queue less the time spent opening new
+	// connections: what the client itself made requests wait.
+	ClientWait stats.Dist `json:"client_wait_ms"`
 	Late        int        `json:"late"` // open loop: sent more than 1 ms behind schedule
 	TTFT        stats.Dist `json:"ttft_ms"`
 	TTFO        stats.Dist `json:"ttfo_ms"`

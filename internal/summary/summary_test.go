@@ -119,3 +119,16 @@ func make100() []int {
 	}
 	return out
 }
+
+// The client's wait is its queue less the time spent dialling: a request
+// scheduled at 0, sent at 5 ms after a 4 ms connect waited 1 ms on the client.
+func TestClientWaitLeavesOutConnect(t *testing.T) {
+	a := req(5*msec, 10*msec, msec, 1, 1)
+	a.Scheduled, a.Connect = 0, 4*msec
+	b := req(20*msec, 10*msec, msec, 1, 1)
+	b.Scheduled = 18 * msec // a reused connection: 2 ms of the client's own
+	s := Of([]record.Record{a, b}, 2)
+	if !near(s.ClientQueue.Mean, 3.5) || !near(s.ClientWait.Mean, 1.5) || !near(s.ClientWait.Max, 2) {
+		t.Errorf("queue mean %v, wait mean %v max %v; want 3.5, 1.5, 2", s.ClientQueue.Mean, s.ClientWait.Mean, s.ClientWait.Max)
+	}
+}

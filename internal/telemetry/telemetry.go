@@ -66,7 +66,7 @@ func Parse(r io.Reader) (map[string]float64, error) {
 
 func names(n engine.Metrics) []string {
 	return []string{n.Running, n.Waiting, n.KV, n.Preemptions, n.Generated, n.Prompt, n.SpecDrafts, n.SpecDraftTokens,
-		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate}
+		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax}
 }
 
 // Scrape fetches and parses /metrics once, keeping only the engine's names.
