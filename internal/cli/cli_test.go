@@ -3,16 +3,23 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -256,4 +263,62 @@ func TestAPIKeySources(t *testing.T) {
 	if _, errw, code := runCLI(t, "run", "--api-key-file", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(errw, "--api-key-file: open") {
 		t.Errorf("a missing key file: exit %d: %s", code, errw)
 	}
+}
+
+// Two runs in a row against one server with a prefix cache: each run has
+// prompts of its own, so the second is not served from the cache the
+// first filled and measures the same TTFT. With the same --seed twice the
+// second run's TTFT falls (and tokperf warns): the test sees the cache.
+func TestRunsHavePromptsOfTheirOwn(t *testing.T) {
+	p, err := sim.ParseProfile("cache.yaml", []byte("name: cache\nengine: vllm\nmodel: m\ndecode: {linear: {a_ms: 2, c_ms: 0}}\nprefill: {per_token_us: 200}\nprefix_cache: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ttft := func(e *env, name string, extra ...string) (float64, []string) {
+		file := filepath.Join(dir, name+".jsonl")
+		args := append([]string{"run", "--url", "http://sim", "-c", "2", "--requests", "8", "--input-tokens", "512", "--output-tokens", "8", "--format", "json", "-o", file}, extra...)
+		var out, errw bytes.Buffer
+		e.stdout, e.stderr = &out, &errw
+		if code := run(context.Background(), args, e); code != 0 {
+			t.Fatalf("exit %d: %s", code, errw.String())
+		}
+		var doc struct {
+			Setup    record.Setup `json:"setup"`
+			Stages   []summary.Stage
+			Warnings []struct{ Check string }
+		}
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var checks []string
+		for _, w := range doc.Warnings {
+			checks = append(checks, w.Check)
+		}
+		if doc.Setup.Workload.Seed == 0 {
+			t.Errorf("%s: the result header does not record the run's seed", name)
+		}
+		return doc.Stages[0].TTFT.P50, checks
+	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		srv := sim.New(p, sim.Options{NoTrace: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); srv.Serve(ctx, n) }()
+		e := &env{stdin: strings.NewReader(""), bench: bench.Env{Dial: n.Dial}}
+		first, _ := ttft(e, "first")
+		time.Sleep(time.Second) // the runs' clocks differ, so do their seeds
+		second, warned := ttft(e, "second")
+		if d := second/first - 1; math.Abs(d) > 0.05 || slices.Contains(warned, "prefix_cache") {
+			t.Errorf("TTFT p50 %.2f ms then %.2f ms (%+.0f%%), warnings %v: the second run was served from the cache", first, second, 100*d, warned)
+		}
+		a, _ := ttft(e, "seeded-a", "--seed", "7")
+		b, warnedB := ttft(e, "seeded-b", "--seed", "7")
+		if b > 0.5*a || !slices.Contains(warnedB, "prefix_cache") {
+			t.Errorf("with one --seed twice TTFT p50 %.2f then %.2f ms, warnings %v: want the cache to show", a, b, warnedB)
+		}
+		cancel()
+		<-done
+	})
 }

@@ -229,7 +229,7 @@ func TestReportFormats(t *testing.T) {
 // model, built the same way from both.
 func TestSweepJSONEqualsReportJSON(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "r.jsonl")
-	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4", "--output-tokens", "200", "--format", "json", "-o", file)
+	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4", "--output-tokens", "600", "--format", "json", "-o", file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)
 	}
@@ -260,7 +260,7 @@ func TestSweepJSONEqualsReportJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server view is in the JSON as numbers (the seed profile's
-	// stages are seconds long: the 1 s scrapes see them).
+	// stages are over five scrape intervals long).
 	if doc.Schema != "tokperf-run/1" || len(doc.Stages) != 2 || doc.Stages[1].Server == nil || doc.Stages[1].Server.GeneratedTokS == nil ||
 		doc.Verdict == nil || len(doc.Verdict.Steps) != 1 || doc.Verdict.Steps[0].TokSGain <= 1 {
 		t.Errorf("json: %s", live)

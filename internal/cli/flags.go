@@ -216,7 +216,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
-	fs.Int64Var(&f.seed, "seed", 1, "seed of the prompts and arrivals")
+	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 }
@@ -303,6 +303,8 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--timeout must be positive")
 	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
 		return usagef("SLOs must not be negative")
+	case f.seed < 0:
+		return usagef("--seed must not be negative (0: one of the run's own)")
 	case !(f.maxErrorRate >= 0 && f.maxErrorRate <= 1):
 		return usagef("--max-error-rate %g: want a share from 0 to 1, e.g. 0.01", f.maxErrorRate)
 	case f.warmup < -1:
@@ -313,6 +315,14 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--until-saturated doubles concurrency: it does not mix with --rate")
 	}
 	return nil
+}
+
+// runSeed is the run's own seed when none was given: prompts differ from
+// any earlier run's, so a server's prefix cache cannot serve them.
+func (f *loadFlags) runSeed() {
+	if f.seed == 0 {
+		f.seed = time.Now().UnixNano()&(1<<53-1) | 1
+	}
 }
 
 func (f *loadFlags) workload() workload.Synthetic {

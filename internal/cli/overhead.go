@@ -27,6 +27,7 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
+	f.runSeed()
 	if len(f.rates) > 0 {
 		return usagef("overhead is closed loop: give -c levels, not --rate")
 	}

@@ -22,6 +22,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
+	f.runSeed()
 	if cmd == "run" && len(f.conc) > 1 && len(f.rates) == 0 {
 		return usagef("run is one stage: give one -c level, or use sweep")
 	}
