@@ -29,10 +29,10 @@ type ServerReading struct {
 	GeneratedTokS   *float64 `json:"generated_tok_s,omitempty"`
 	ReceivedTokS    *float64 `json:"received_tok_s,omitempty"`
 	RateUncertainty float64  `json:"rate_uncertainty,omitempty"`
-	PromptTokS    *float64 `json:"prompt_tok_s,omitempty"`
-	SpecLength    float64  `json:"spec_accept_length,omitempty"` // mean tokens per verify step
-	SpecRate      float64  `json:"spec_accept_rate,omitempty"`   // accepted / draft tokens
-	CacheHitRate  *float64 `json:"prefix_cache_hit_rate,omitempty"`
+	PromptTokS      *float64 `json:"prompt_tok_s,omitempty"`
+	SpecLength      float64  `json:"spec_accept_length,omitempty"` // mean tokens per verify step
+	SpecRate        float64  `json:"spec_accept_rate,omitempty"`   // accepted / draft tokens
+	CacheHitRate    *float64 `json:"prefix_cache_hit_rate,omitempty"`
 	// SimSteps and SimLateSteps are tokperf's simulated server's engine
 	// steps in the window and how many of them ran late (it had no CPU
 	// when its schedule said to step); SimWorstS its worst lateness.

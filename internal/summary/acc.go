@@ -32,7 +32,7 @@ type Acc struct {
 
 	// Per-request samples, in milliseconds or tok/s.
 	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
-	srvDecode, srvE2E                             []float64
+	srvDecode, srvE2E                                   []float64
 	// sent and done of every measured request, for the steady state.
 	sent, done []time.Duration
 

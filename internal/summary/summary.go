@@ -54,7 +54,7 @@ type Stage struct {
 	ClientQueue stats.Dist `json:"client_queue_ms"`
 	// ClientWait is the client queue less the time spent opening new
 	// connections: what the client itself made requests wait.
-	ClientWait stats.Dist `json:"client_wait_ms"`
+	ClientWait  stats.Dist `json:"client_wait_ms"`
 	Late        int        `json:"late"` // open loop: sent more than 1 ms behind schedule
 	TTFT        stats.Dist `json:"ttft_ms"`
 	TTFO        stats.Dist `json:"ttfo_ms"`
