@@ -20,8 +20,25 @@ import (
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
+// CacheSlackTokens is how many prompt tokens per request a prefix cache
+// may serve on a workload meant to be uncached before it is reported: the
+// BOS token and the first block around it are shared by every prompt.
+const CacheSlackTokens = 16
+
+// cacheLimit is the share of prompt tokens beyond what is shared by
+// construction that a prefix cache may serve before it is reported: a chat
+// template's fixed opening is shared too, and is unknown to the client.
+func (c Asked) cacheLimit() float64 {
+	if c.Chat {
+		return 0.10
+	}
+	return 0.01
+}
+
 // Asked is what the run asked for, to judge what it got.
 type Asked struct {
+	SharedPrefix int  // tokens every prompt shares on purpose
+	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
 	OpenLoop     bool
@@ -97,8 +114,13 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if c.Simulated {
 			shared = " (here the embedded simulator shares the client's CPUs)"
 		}
-		if s.PromptTokens > 0 && float64(s.CachedTokens) > 0.01*float64(s.PromptTokens) {
-			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache on a workload meant to be uncached: TTFT is flattered", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens))
+		// Some reuse is there by construction: the shared prefix asked for,
+		// and a block's worth at the start of every prompt (the BOS token,
+		// a chat template's fixed opening); only more than that is the
+		// cache flattering TTFT.
+		expected := s.OK * (c.SharedPrefix + CacheSlackTokens)
+		if s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
+			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
 		}
 		if s.NoContent > 0 {
 			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)

@@ -78,6 +78,12 @@ func TestWarnings(t *testing.T) {
 		{"short by an estimate", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 77, EffectiveConcurrency: 1, OutputSources: map[record.TokenSource]int{record.SourceChunks: 4}}, Asked{OutputTokens: 150, IgnoreEOS: true}, "token_source,short_output"},
 		{"short output", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, MeanOutputTokens: 500, EffectiveConcurrency: 1}, Asked{OutputTokens: 1000, IgnoreEOS: true}, "short_output"},
 		{"cached prompts", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 1000, CachedTokens: 500, EffectiveConcurrency: 1}, Asked{}, "prefix_cache"},
+		// BOS and the first block (2%), or a shared prefix asked for, or a
+		// chat template's opening (7%) are shared by construction: no alarm.
+		{"the first block", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 2048, CachedTokens: 4 * 10, EffectiveConcurrency: 1}, Asked{}, ""},
+		{"a shared prefix asked for", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 2048, CachedTokens: 4 * 256, EffectiveConcurrency: 1}, Asked{SharedPrefix: 256}, ""},
+		{"a chat template's opening", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 2540, CachedTokens: 4 * 44, EffectiveConcurrency: 1}, Asked{Chat: true}, ""},
+		{"more than the template", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, PromptTokens: 2540, CachedTokens: 2524, EffectiveConcurrency: 1}, Asked{Chat: true}, "prefix_cache"},
 		{"reasoning only", summary.Stage{Concurrency: 1, OK: 4, Requests: 4, NoContent: 2, EffectiveConcurrency: 1}, Asked{}, "no_content"},
 		// The client's wait against the slots' time: 1 ms before 40 ms
 		// requests is 2.4% of the load (a bottleneck), 0.3 ms is 0.7%

@@ -237,7 +237,8 @@ func (r *Run) Find(k StageKey) *Stage {
 // runWarnings runs every check on a run: the stages' own, then what the
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
-	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated})
+	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			ws = append(ws, s.Server.warnings(s.Stage)...)

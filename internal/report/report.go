@@ -275,6 +275,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		if s.TokensPerChunk > 1.05 {
 			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
 		}
+		if s.Retries > 0 {
+			fmt.Fprintf(w, "%s: %d requests were sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.Retries)
+		}
 	}
 	for _, s := range stages {
 		if line := ServerLine(s); line != "" {

@@ -110,3 +110,16 @@ func TestSchemasDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Re-sends after a kept-alive connection failed are said in the text
+// report, not left to the JSON (a server that closes connections after
+// every stream causes many).
+func TestRetriesShown(t *testing.T) {
+	r := run()
+	r.Stages[1].Retries = 3
+	var b bytes.Buffer
+	Render(&b, "text", r)
+	if !strings.Contains(b.String(), "C=2: 3 requests were sent again on a new connection") || strings.Contains(b.String(), "C=1: 0 requests") {
+		t.Errorf("%s", b.String())
+	}
+}
