@@ -106,8 +106,9 @@ type Watcher struct {
 	samples []record.ServerSample
 }
 
-// Watch scrapes now and then every interval until Stop, which scrapes once
-// more. Failed scrapes are skipped.
+// Watch scrapes now and then until Stop, which scrapes once more: every
+// Fast for a stage's first FastFor, so a stage of a second or two still
+// has samples inside it, then every every. Failed scrapes are skipped.
 func Watch(ctx context.Context, client *http.Client, url string, names engine.Metrics, clock record.Clock, stage int, every time.Duration) *Watcher {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{cancel: cancel, done: make(chan struct{})}
@@ -120,14 +121,19 @@ func Watch(ctx context.Context, client *http.Client, url string, names engine.Me
 	}
 	go func() {
 		defer close(w.done)
+		start := time.Now()
 		scrape(ctx)
-		t := time.NewTicker(every)
-		defer t.Stop()
 		for {
+			wait := every
+			if time.Since(start) < FastFor {
+				wait = min(Fast, every)
+			}
+			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 				scrape(ctx)
 			case <-ctx.Done():
+				t.Stop()
 				scrape(context.WithoutCancel(ctx))
 				return
 			}
@@ -135,6 +141,12 @@ func Watch(ctx context.Context, client *http.Client, url string, names engine.Me
 	}()
 	return w
 }
+
+// Fast is the scrape interval of a stage's first FastFor.
+var (
+	Fast    = 250 * time.Millisecond
+	FastFor = 10 * time.Second
+)
 
 // Stop ends the watch and returns the samples, oldest first.
 func (w *Watcher) Stop() []record.ServerSample {
