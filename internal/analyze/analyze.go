@@ -127,7 +127,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		}
 		if c.OpenLoop {
 			if s.Late > 0 {
-				add("client_lag", "%d of %d requests were sent more than 1 ms behind schedule (client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, s.ClientQueue.P99, shared)
+				add("client_lag", "%d of %d requests were sent more than %.1f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, max(s.LateMs, 1), s.ClientQueue.P99, shared)
 			}
 		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no

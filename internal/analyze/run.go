@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
@@ -103,6 +104,7 @@ func (f *Fold) stage(i, concurrency int) *foldStage {
 	s := f.stages[i]
 	if s == nil {
 		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO)}
+		s.acc.TimerLate(time.Duration(f.setup.Load.TimerLateP99Ms * float64(time.Millisecond)))
 		if f.keep {
 			s.samples = &Samples{}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
 	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/telemetry"
 	"github.com/tokperf/tokperf/internal/workload"
@@ -125,6 +126,13 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	defer b.Close()
 	setup.Route, setup.Client = b.Route(), b.Client()
 	setup.Load = cfg.Load.record()
+	if len(cfg.Load.Rates) > 0 {
+		// An open loop's sends are as punctual as this machine's timers:
+		// lateness counts only past their own oversleep.
+		late := TimerLate(100, 500*time.Microsecond)
+		setup.Load.TimerLateP99Ms = record.Ms(late)
+		fmt.Fprintf(env.progress(), "timers here wake %.2f ms late (p99): an open-loop send is late past %.2f ms\n", record.Ms(late), record.Ms(late+summary.LateThreshold))
+	}
 
 	// GPU telemetry where nvidia-smi exists: one process for the run; its
 	// first readings name the GPUs in the header.
@@ -251,4 +259,16 @@ func nextLevel(levels []summary.Stage, l Load, slo record.SLO) (next int, last b
 		return 0, true, fmt.Sprintf("still rising at C=%d; --max-concurrency %d stops it", b.Concurrency, l.MaxConcurrency)
 	}
 	return b.Concurrency * 2, false, ""
+}
+
+// TimerLate is how late a timer of d fires on this machine, the p99 of n.
+func TimerLate(n int, d time.Duration) time.Duration {
+	lates := make([]float64, n)
+	for i := range lates {
+		start := time.Now()
+		t := time.NewTimer(d)
+		<-t.C
+		lates[i] = float64(time.Since(start) - d)
+	}
+	return time.Duration(stats.Describe(lates).P99)
 }

@@ -74,6 +74,9 @@ type Load struct {
 	DurationS   float64 `json:"duration_s,omitempty"`  // per stage, instead of Requests
 	Warmup      int     `json:"warmup"`                // warm-up requests per stage; -1: one round
 	TimeoutS    float64 `json:"timeout_s"`             // per request
+	// TimerLateP99Ms is how late this machine's timers woke (p99 of a
+	// probe at the start of an open-loop run): sends are late only past it.
+	TimerLateP99Ms float64 `json:"timer_late_p99_ms,omitempty"`
 }
 
 // Sampling is the sampling parameters sent.

@@ -23,6 +23,7 @@ import (
 type Acc struct {
 	target int
 	slo    record.SLO
+	late   time.Duration // an open-loop send later than this is late
 	s      Stage
 
 	first, last time.Duration
@@ -50,10 +51,15 @@ type Acc struct {
 // uncapped open loop) with goodput measured against slo.
 func NewAcc(target int, slo record.SLO) *Acc {
 	return &Acc{
-		target: target, slo: slo, first: math.MaxInt64, last: math.MinInt64, ones: true,
+		target: target, slo: slo, late: LateThreshold, first: math.MaxInt64, last: math.MinInt64, ones: true,
 		s: Stage{Concurrency: target, Errors: map[record.Status]int{}, OutputSources: map[record.TokenSource]int{}, ChunkSources: map[record.TokenSource]int{}},
 	}
 }
+
+// TimerLate sets how late this machine's timers wake (their p99): an
+// open-loop send counts as late only past that and LateThreshold. Set it
+// before the first Add.
+func (a *Acc) TimerLate(d time.Duration) { a.late = LateThreshold + max(d, 0) }
 
 // Grow makes room for n more requests, so a stage of known size never
 // copies its samples to grow them (a moment of twice the memory).
@@ -79,7 +85,7 @@ func (a *Acc) Add(r *record.Record) {
 	q := r.ClientQueue()
 	a.queue = append(a.queue, ms(q))
 	a.wait = append(a.wait, ms(max(q-r.Connect, 0)))
-	if r.Rate > 0 && q > LateThreshold {
+	if r.Rate > 0 && q > a.late {
 		s.Late++
 	}
 	ok := r.Status == record.StatusOK
@@ -247,6 +253,9 @@ func (a *Acc) TokensIn(from, to time.Duration) float64 {
 // Samples are sorted in place; more records may be added afterwards.
 func (a *Acc) Stage() Stage {
 	s := a.s
+	if s.Rate > 0 {
+		s.LateMs = ms(a.late)
+	}
 	s.Errors, s.OutputSources, s.ChunkSources = maps.Clone(a.s.Errors), maps.Clone(a.s.OutputSources), maps.Clone(a.s.ChunkSources)
 	if len(s.Errors) == 0 {
 		s.Errors = nil

@@ -55,7 +55,10 @@ type Stage struct {
 	// ClientWait is the client queue less the time spent opening new
 	// connections: what the client itself made requests wait.
 	ClientWait  stats.Dist `json:"client_wait_ms"`
-	Late        int        `json:"late"` // open loop: sent more than 1 ms behind schedule
+	Late        int        `json:"late"` // open loop: sent more than LateMs behind schedule
+	// LateMs is the lateness above which an open-loop send counts as late:
+	// LateThreshold past what this machine's timers themselves oversleep.
+	LateMs float64 `json:"late_threshold_ms,omitempty"`
 	TTFT        stats.Dist `json:"ttft_ms"`
 	TTFO        stats.Dist `json:"ttfo_ms"`
 	E2E         stats.Dist `json:"e2e_ms"`
@@ -75,7 +78,8 @@ type Stage struct {
 	ChunkSources  map[record.TokenSource]int `json:"chunk_sources"`
 }
 
-// LateThreshold is how far behind schedule an open-loop send counts as late.
+// LateThreshold is how far behind schedule, past the timer's own
+// oversleep, an open-loop send counts as late.
 const LateThreshold = time.Millisecond
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -132,3 +132,28 @@ func TestClientWaitLeavesOutConnect(t *testing.T) {
 		t.Errorf("queue mean %v, wait mean %v max %v; want 3.5, 1.5, 2", s.ClientQueue.Mean, s.ClientWait.Mean, s.ClientWait.Max)
 	}
 }
+
+// An open-loop send is late only past LateThreshold and the timer's own
+// oversleep: with timers waking 1.1 ms late, 1.5 ms is on time, 2.5 ms late.
+func TestLateThresholdFollowsTheTimer(t *testing.T) {
+	rec := func(lateBy time.Duration) record.Record {
+		r := req(10*msec+lateBy, msec, msec, 1, 1)
+		r.Scheduled, r.Rate = 10*msec, 5
+		return r
+	}
+	a := NewAcc(0, record.SLO{})
+	a.TimerLate(1100 * time.Microsecond)
+	for _, d := range []time.Duration{1500 * time.Microsecond, 2500 * time.Microsecond} {
+		r := rec(d)
+		a.Add(&r)
+	}
+	if s := a.Stage(); s.Late != 1 || !near(s.LateMs, 2.1) {
+		t.Errorf("%d late past %v ms, want 1 past 2.1", s.Late, s.LateMs)
+	}
+	b := NewAcc(0, record.SLO{}) // no probe: 1 ms
+	r := rec(1500 * time.Microsecond)
+	b.Add(&r)
+	if s := b.Stage(); s.Late != 1 {
+		t.Errorf("%d late without a probe, want 1", s.Late)
+	}
+}
