@@ -54,11 +54,11 @@ type Stage struct {
 	ClientQueue stats.Dist `json:"client_queue_ms"`
 	// ClientWait is the client queue less the time spent opening new
 	// connections: what the client itself made requests wait.
-	ClientWait  stats.Dist `json:"client_wait_ms"`
-	Late        int        `json:"late"` // open loop: sent more than LateMs behind schedule
+	ClientWait stats.Dist `json:"client_wait_ms"`
+	Late       int        `json:"late"` // open loop: sent more than LateMs behind schedule
 	// LateMs is the lateness above which an open-loop send counts as late:
 	// LateThreshold past what this machine's timers themselves oversleep.
-	LateMs float64 `json:"late_threshold_ms,omitempty"`
+	LateMs      float64    `json:"late_threshold_ms,omitempty"`
 	TTFT        stats.Dist `json:"ttft_ms"`
 	TTFO        stats.Dist `json:"ttfo_ms"`
 	E2E         stats.Dist `json:"e2e_ms"`
