@@ -20,6 +20,10 @@ import (
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
+// PromptCountLimit is how far the server's prompt count may differ from
+// the client tokenizer's before it is reported (METRICS.md §5).
+const PromptCountLimit = 0.02
+
 // CacheSlackTokens is how many prompt tokens per request a prefix cache
 // may serve on a workload meant to be uncached before it is reported: the
 // BOS token and the first block around it are shared by every prompt.
@@ -113,6 +117,15 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		shared := ""
 		if c.Simulated {
 			shared = " (here the embedded simulator shares the client's CPUs)"
+		}
+		if n := s.PromptCompared; n > 0 && s.AskedPrompt > 0 {
+			d := float64(s.ServerPrompt)/float64(s.AskedPrompt) - 1
+			switch {
+			case c.Chat && s.ServerPrompt >= s.AskedPrompt:
+				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %d requests): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, n)
+			case math.Abs(d) > PromptCountLimit:
+				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %d requests): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, n)
+			}
 		}
 		// Some reuse is there by construction: the shared prefix asked for,
 		// and a block's worth at the start of every prompt (the BOS token,

@@ -21,11 +21,12 @@ func (o *openAI) route() string {
 }
 
 type openAIBody struct {
-	Model         string          `json:"model,omitempty"`
-	Prompt        string          `json:"prompt,omitempty"`
-	Messages      []openAIMessage `json:"messages,omitempty"`
-	MaxTokens     int             `json:"max_tokens"`
-	Stream        bool            `json:"stream"`
+	Model         string            `json:"model,omitempty"`
+	Prompt        string            `json:"prompt,omitempty"`
+	Messages      []json.RawMessage `json:"messages,omitempty"`
+	Tools         json.RawMessage   `json:"tools,omitempty"`
+	MaxTokens     int               `json:"max_tokens"`
+	Stream        bool              `json:"stream"`
 	StreamOptions struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
@@ -43,11 +44,27 @@ type openAIMessage struct {
 func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 	b := openAIBody{Model: cfg.Model, MaxTokens: req.MaxTokens, Stream: true, IgnoreEOS: req.IgnoreEOS, Temperature: req.Temperature, Seed: req.Seed}
 	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, true
-	if o.chat {
-		b.Messages = []openAIMessage{{Role: "user", Content: req.Prompt}}
-	} else {
+	if !o.chat {
 		b.Prompt = req.Prompt
+		return json.Marshal(&b)
 	}
+	// A dataset's conversation goes as it was written (its messages and
+	// tools unchanged); a prompt is one user turn.
+	msgs := req.Messages
+	if len(msgs) == 0 {
+		msgs = []record.Message{{Role: "user", Content: req.Prompt}}
+	}
+	for _, m := range msgs {
+		raw := m.Raw
+		if raw == nil {
+			var err error
+			if raw, err = json.Marshal(openAIMessage{Role: m.Role, Content: m.Content}); err != nil {
+				return nil, err
+			}
+		}
+		b.Messages = append(b.Messages, raw)
+	}
+	b.Tools = req.Tools
 	return json.Marshal(&b)
 }
 

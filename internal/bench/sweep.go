@@ -93,6 +93,10 @@ type SweepConfig struct {
 	Command  string // run or sweep, for the setup and the file name
 	Target   Target
 	Workload workload.Synthetic
+	// Prompts, when set, is where requests come from instead of
+	// Workload's fixed word list (prose, a corpus, a dataset); Workload
+	// still gives the sampling settings the header records.
+	Prompts *workload.Workload
 	Load     Load
 	SLO      record.SLO
 	Out      string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
@@ -119,6 +123,18 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix}
 	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
 	setup.SLO = cfg.SLO
+	source := cfg.Workload.Request
+	if p := cfg.Prompts; p != nil {
+		info := p.Info()
+		setup.Workload.Prompts, setup.Workload.Tokenizer = info.String(), info.Tokenizer
+		if _, fixed := cfg.Prompts.Input(); !fixed {
+			setup.Workload.Input = info.Input
+		}
+		if _, fixed := cfg.Prompts.Output(); !fixed {
+			setup.Workload.Output = info.Output
+		}
+		source = p.Request
+	}
 	b, err := sess.Backend(ctx, setup.Endpoint, maxConns)
 	if err != nil {
 		return nil, err
@@ -155,8 +171,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	file := &sink{w: w}
 	fold := analyze.NewFold(setup, out)
-	wl := cfg.Workload
-	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock, Sink: file.write}
+	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
 	progress := env.progress()
 	env.started(setup)
 	names := engine.MetricNames(setup.Server.Engine)
@@ -180,6 +195,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		var watch *telemetry.Watcher
 		if scrape {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
+		}
+		if cfg.Prompts != nil {
+			// Prompts are built before the stage's schedule starts, so
+			// building them never delays a request.
+			cfg.Prompts.Prepare(r.Next(), p.Warmup+p.Requests)
 		}
 		start := clock.Now()
 		// The stage's figures are built as requests finish; the records

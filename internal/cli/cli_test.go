@@ -140,6 +140,8 @@ func TestBadInput(t *testing.T) {
 		{"run with several levels", []string{"run", "-c", "1,2"}, 2, "run is one stage"},
 		{"stray argument", []string{"sweep", "extra"}, 2, `unexpected argument "extra"`},
 		{"bad profile file", []string{"sim", "--profile", "testdata/bad-profile.yaml"}, 1, "testdata/bad-profile.yaml:7: decode.table[1].batch"},
+		{"bad dataset", []string{"run", "--dataset", "testdata/bad-chat.jsonl"}, 1, `testdata/bad-chat.jsonl:2: field "messages[0].role": want a string`},
+		{"bad length", []string{"run", "--input-tokens", "512:lognormal"}, 2, "want N, N:lognormal:SIGMA, N:normal:SD, MIN-MAX or @FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errw bytes.Buffer

@@ -21,6 +21,7 @@ import (
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/workload"
 )
 
 // Open loop in virtual time: requests start on their Poisson schedule, and
@@ -343,4 +344,70 @@ func mdCells(row string) []string {
 		}
 	}
 	return append(cells, cur.String())
+}
+
+// Datasets run end to end: a ShareGPT file's first human turns are the
+// prompts and its replies' lengths the outputs; a chat file's messages go
+// to the chat API as written, with its max_tokens. Each request's record
+// holds the lengths from the file.
+func TestDatasetsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	sharegpt := filepath.Join(dir, "sg.json")
+	os.WriteFile(sharegpt, []byte(`[
+ {"conversations": [{"from": "human", "value": "Tell me about the sea and its tides."}, {"from": "gpt", "value": "The sea rises and falls twice a day because the moon pulls on it."}]},
+ {"conversations": [{"from": "system", "value": "Be brief."}, {"from": "human", "value": "Name three colours."}, {"from": "gpt", "value": "Red, green and blue."}]},
+ {"conversations": [{"from": "gpt", "value": "no human turn: skipped"}]}
+]`), 0o644)
+	chat := filepath.Join(dir, "chat.jsonl")
+	os.WriteFile(chat, []byte(`{"messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "What is two plus two?"}], "max_tokens": 7}
+{"messages": [{"role": "user", "content": "Write a haiku about rain."}], "max_tokens": 12, "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}
+`), 0o644)
+	want := func(text string) int { return workload.EstimateTokens(text) }
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		prompts  []int // asked prompt tokens, by the file
+		outputs  []int // output tokens, by the file
+		describe string
+	}{
+		{"sharegpt", []string{"--dataset", sharegpt}, []int{want("Tell me about the sea and its tides."), want("Name three colours.")},
+			[]int{want("The sea rises and falls twice a day because the moon pulls on it."), want("Red, green and blue.")}, "dataset " + sharegpt + " (sharegpt): 2 requests"},
+		{"chat", []string{"--dataset", chat, "--endpoint", "chat"}, nil, []int{7, 12}, "dataset " + chat + " (chat): 2 requests"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, tc.name+".jsonl")
+			args := append([]string{"run", "--sim-profile", "tiny", "-c", "1", "--requests", "2", "--warmup", "0", "-o", file}, tc.args...)
+			out, errw, code := runVirtual(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errw)
+			}
+			if !strings.Contains(out, "prompts: "+tc.describe) {
+				t.Errorf("the report does not say where the prompts came from:\n%s", out)
+			}
+			_, recs, _, err := results.ReadAll(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prompts, outputs []int
+			for _, r := range recs {
+				if !r.OK() {
+					t.Fatalf("request %d: %s %s", r.ID, r.Status, r.Error)
+				}
+				prompts, outputs = append(prompts, r.AskedPromptTokens), append(outputs, r.OutputTokens)
+			}
+			slices.Sort(outputs)
+			wantOut := slices.Clone(tc.outputs)
+			slices.Sort(wantOut)
+			if !slices.Equal(outputs, wantOut) {
+				t.Errorf("output tokens %v, the file's %v", outputs, wantOut)
+			}
+			if tc.prompts != nil {
+				slices.Sort(prompts)
+				slices.Sort(tc.prompts)
+				if !slices.Equal(prompts, tc.prompts) {
+					t.Errorf("prompt tokens %v, the file's %v", prompts, tc.prompts)
+				}
+			}
+		})
+	}
 }

@@ -88,6 +88,29 @@ func (w *waitReady) Set(s string) error {
 	return nil
 }
 
+// lengths is a token length or a distribution of them (workload.ParseLengths).
+type lengths struct {
+	spec string
+	l    workload.Lengths
+}
+
+func (v *lengths) String() string { return v.spec }
+
+func (v *lengths) Set(s string) error {
+	l, err := workload.ParseLengths(s)
+	if err != nil {
+		return err
+	}
+	v.spec, v.l = s, l
+	return nil
+}
+
+// n is the fixed length, or the distribution's median or mean.
+func (v *lengths) n() int {
+	n, _ := v.l.Fixed()
+	return n
+}
+
 // targetFlags say which server to measure and how to speak to it.
 type targetFlags struct {
 	url, endpoint, engine, model, apiKey, profile string
@@ -168,21 +191,23 @@ func (f *targetFlags) target() bench.Target {
 // loadFlags are the flags of run, sweep and overhead.
 type loadFlags struct {
 	targetFlags
-	untilSaturated                      bool
-	maxConc                             int
-	sloTTFT, sloTPOT, sloE2E            time.Duration
-	sharedPrefix                        int
-	out, arrival, format, debugAddr     string
-	conc                                ints
-	rates                               floats
-	requests, inputTokens, outputTokens int
-	warmup                              int
-	duration, timeout                   time.Duration
-	ignoreEOS                           bool
-	maxErrorRate                        float64
-	temperature                         float64
-	seed                                int64
-	concSet                             bool
+	untilSaturated                    bool
+	maxConc                           int
+	sloTTFT, sloTPOT, sloE2E          time.Duration
+	sharedPrefix                      int
+	out, arrival, format, debugAddr   string
+	conc                              ints
+	rates                             floats
+	requests                          int
+	inputTokens, outputTokens         lengths
+	text, corpus, dataset, datasetFmt string
+	warmup                            int
+	duration, timeout                 time.Duration
+	ignoreEOS                         bool
+	maxErrorRate                      float64
+	temperature                       float64
+	seed                              int64
+	concSet                           bool
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
@@ -210,8 +235,14 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.Var(&f.rates, "rate", "open loop: requests per second, one stage per rate (comma-separated)")
 	fs.IntVar(&f.requests, "requests", 0, "measured requests per stage (default max(4, 2×C); open loop 60×rate)")
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
-	fs.IntVar(&f.inputTokens, "input-tokens", bench.DefaultInputTokens, "prompt length in tokens")
-	fs.IntVar(&f.outputTokens, "output-tokens", bench.DefaultOutputTokens, "output tokens asked per request")
+	f.inputTokens.Set(strconv.Itoa(bench.DefaultInputTokens))
+	f.outputTokens.Set(strconv.Itoa(bench.DefaultOutputTokens))
+	fs.Var(&f.inputTokens, "input-tokens", "prompt length in tokens: N, or a distribution: N:lognormal:SIGMA (median N), N:normal:SD, MIN-MAX (uniform), @FILE (one length a line)")
+	fs.Var(&f.outputTokens, "output-tokens", "output tokens asked per request: N or a distribution, as --input-tokens")
+	fs.StringVar(&f.text, "text", "words", "synthetic prompts: words (the fixed word list, one word a token on the simulator) or prose (sentences with a realistic word frequency and punctuation)")
+	fs.StringVar(&f.corpus, "corpus", "", "draw prompts from random windows of this text file (a book, your logs)")
+	fs.StringVar(&f.dataset, "dataset", "", "send the prompts of this dataset: ShareGPT JSON, JSON Lines of {prompt} or of OpenAI chat {messages}")
+	fs.StringVar(&f.datasetFmt, "dataset-format", "", "sharegpt, prompts or chat (default: detected from the file)")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
@@ -284,17 +315,17 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
-	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens) {
+	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
 		return usagef("--shared-prefix must be below --input-tokens")
 	}
 	if _, err := schedule.Parse(f.arrival); err != nil {
 		return usagef("--arrival: %v", err)
 	}
 	switch {
-	case f.inputTokens < 1:
-		return usagef("--input-tokens must be at least 1")
-	case f.outputTokens < 1:
-		return usagef("--output-tokens must be at least 1")
+	case f.text != "words" && f.text != "prose":
+		return usagef("--text %q: want words or prose", f.text)
+	case f.dataset != "" && f.corpus != "":
+		return usagef("give --dataset or --corpus, not both")
 	case f.requests < 0:
 		return usagef("--requests must not be negative")
 	case f.duration < 0:
@@ -317,6 +348,27 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 	return nil
 }
 
+// prompts is the workload of realistic text, a corpus or a dataset, or nil
+// for the fixed word list (whose prompts are one word a token on the
+// simulator, as the golden files and the seed reproduction expect).
+func (f *loadFlags) prompts() (*workload.Workload, error) {
+	_, fixedIn := f.inputTokens.l.Fixed()
+	_, fixedOut := f.outputTokens.l.Fixed()
+	if f.text == "words" && f.corpus == "" && f.dataset == "" && fixedIn && fixedOut {
+		return nil, nil
+	}
+	format, err := workload.ParseFormat(f.datasetFmt)
+	if err != nil {
+		return nil, usagef("--dataset-format: %v", err)
+	}
+	w, err := workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Input: f.inputTokens.l, Output: f.outputTokens.l,
+		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
 // runSeed is the run's own seed when none was given: prompts differ from
 // any earlier run's, so a server's prefix cache cannot serve them.
 func (f *loadFlags) runSeed() {
@@ -326,7 +378,7 @@ func (f *loadFlags) runSeed() {
 }
 
 func (f *loadFlags) workload() workload.Synthetic {
-	return workload.Synthetic{InputTokens: f.inputTokens, OutputTokens: f.outputTokens, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
 }
 
 func (f *loadFlags) load() bench.Load {

@@ -17,7 +17,7 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	var f loadFlags
 	f.register(fs, cmd)
 	fs.Lookup("output-tokens").DefValue = "200"
-	f.outputTokens = 200
+	f.outputTokens.Set("200")
 	f.conc.Set("1,8,32")
 	fs.Lookup("concurrency").DefValue, fs.Lookup("c").DefValue = "1,8,32", "1,8,32"
 	if err := parse(fs, args, e); err != nil {

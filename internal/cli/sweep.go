@@ -37,7 +37,14 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		}
 		fmt.Fprintf(e.stderr, "debug: http://%s/debug/pprof/ and /debug/vars\n", addr)
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.target(), Workload: f.workload(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
+	prompts, err := f.prompts()
+	if err != nil {
+		return err
+	}
+	if prompts != nil {
+		defer prompts.Close()
+	}
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.target(), Workload: f.workload(), Prompts: prompts, Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
 	if run == nil {
 		return err
 	}

@@ -137,7 +137,12 @@ type Record struct {
 	ChunkSource  TokenSource
 	PromptTokens int
 	PromptSource TokenSource
-	CachedTokens int
+	// AskedPromptTokens is the prompt's length as the workload counted it
+	// (AskedPromptSource: a tokenizer, or an estimate), to set beside the
+	// server's PromptTokens.
+	AskedPromptTokens int
+	AskedPromptSource TokenSource
+	CachedTokens      int
 
 	Status       Status
 	HTTPCode     int

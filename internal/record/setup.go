@@ -63,6 +63,14 @@ type Workload struct {
 	IgnoreEOS    bool  `json:"ignore_eos"`
 	Seed         int64 `json:"seed"`
 	SharedPrefix int   `json:"shared_prefix,omitempty"` // tokens all prompts share
+	// Prompts describes where prompts came from when not the fixed word
+	// list: synthetic prose, a corpus or a dataset, the length
+	// distributions, and whether a tokenizer counted them or they are
+	// estimated.
+	Prompts   string `json:"prompts,omitempty"`
+	Tokenizer string `json:"tokenizer,omitempty"` // the tokenizer that counted prompts
+	Input     string `json:"input,omitempty"`     // the input length distribution, when not fixed
+	Output    string `json:"output,omitempty"`    // the output length distribution, when not fixed
 }
 
 // Load is how many requests start and when.

@@ -197,7 +197,17 @@ func Describe(s record.Setup) string {
 	if s.Workload.IgnoreEOS {
 		eos = "ignore_eos"
 	}
-	fmt.Fprintf(&b, "\nworkload: %d-token prompts, up to %d output tokens, %s, temperature %g", s.Workload.InputTokens, s.Workload.OutputTokens, eos, s.Sampling.Temperature)
+	in, out := fmt.Sprint(s.Workload.InputTokens), fmt.Sprint(s.Workload.OutputTokens)
+	if s.Workload.Input != "" {
+		in = s.Workload.Input
+	}
+	if s.Workload.Output != "" {
+		out = s.Workload.Output
+	}
+	fmt.Fprintf(&b, "\nworkload: %s-token prompts, up to %s output tokens, %s, temperature %g", in, out, eos, s.Sampling.Temperature)
+	if s.Workload.Prompts != "" {
+		fmt.Fprintf(&b, "\nprompts: %s", s.Workload.Prompts)
+	}
 	return b.String()
 }
 

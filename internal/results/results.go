@@ -109,6 +109,8 @@ type line struct {
 	ChunkSource  string               `json:"chunk_source"`
 	PromptTokens int                  `json:"prompt_tokens"`
 	PromptSource string               `json:"prompt_source,omitempty"`
+	AskedPrompt  int                  `json:"asked_prompt_tokens,omitempty"`
+	AskedSource  string               `json:"asked_prompt_source,omitempty"`
 	CachedTokens int                  `json:"cached_tokens,omitempty"`
 	Status       string               `json:"status"`
 	HTTPCode     int                  `json:"http_code,omitempty"`
@@ -144,6 +146,7 @@ func toLine(r *record.Record) line {
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
 		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
+		AskedPrompt: r.AskedPromptTokens, AskedSource: string(r.AskedPromptSource),
 		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 		Buffered: r.Buffered, ConnectNs: int64(r.Connect), Text: r.Text,
@@ -161,6 +164,7 @@ func (l *line) record() record.Record {
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
 		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
+		AskedPromptTokens: l.AskedPrompt, AskedPromptSource: record.TokenSource(l.AskedSource),
 		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 		Buffered: l.Buffered, Connect: time.Duration(l.ConnectNs), Text: l.Text,

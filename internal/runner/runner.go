@@ -96,6 +96,14 @@ func backoff(k int) time.Duration {
 	return min(d, MaxBackoff)
 }
 
+// Next is the index the next request will take: a stage's requests are
+// Next() onwards, for a source that builds them ahead.
+func (r *Runner) Next() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
+}
+
 func (r *Runner) take() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -179,6 +187,7 @@ func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warm
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
 	rec.Scheduled = scheduled
 	req := r.Source(i)
+	rec.AskedPromptTokens, rec.AskedPromptSource = req.PromptTokens, req.PromptSource
 	rctx, cancel := ctx, context.CancelFunc(func() {})
 	if st.Timeout > 0 {
 		rctx, cancel = context.WithTimeoutCause(ctx, st.Timeout, record.ErrTimeout)

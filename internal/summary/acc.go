@@ -107,6 +107,14 @@ func (a *Acc) Add(r *record.Record) {
 	s.OutputTokens += r.OutputTokens
 	s.PromptTokens += r.PromptTokens
 	s.CachedTokens += r.CachedTokens
+	switch counted := r.PromptSource == record.SourceUsage; {
+	case counted && r.AskedPromptSource == record.SourceTokenizer:
+		s.PromptCompared++
+		s.AskedPrompt += r.AskedPromptTokens
+		s.ServerPrompt += r.PromptTokens
+	case !counted && r.AskedPromptSource != record.SourceTokenizer:
+		s.PromptEstimated++
+	}
 	s.OutputSources[r.OutputSource]++
 	s.ChunkSources[r.ChunkSource]++
 	a.chunks += len(r.Chunks)

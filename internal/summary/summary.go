@@ -29,6 +29,15 @@ type Stage struct {
 	OutputTokens int     `json:"output_tokens"`
 	PromptTokens int     `json:"prompt_tokens"`
 	CachedTokens int     `json:"cached_tokens"`
+	// PromptCompared counts the ok requests whose prompt both a tokenizer
+	// (the workload's) and the server counted; AskedPrompt and
+	// ServerPrompt are their prompt tokens by each.
+	PromptCompared int `json:"prompt_compared,omitempty"`
+	AskedPrompt    int `json:"asked_prompt_tokens,omitempty"`
+	ServerPrompt   int `json:"server_prompt_tokens,omitempty"`
+	// PromptEstimated counts ok requests whose prompt length was estimated
+	// by the workload and not counted by the server either.
+	PromptEstimated int `json:"prompt_estimated,omitempty"`
 
 	AggregateTokS        float64 `json:"aggregate_tok_s"`
 	SteadyTokS           float64 `json:"steady_tok_s"` // 0 when no time had the target in flight

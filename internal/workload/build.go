@@ -355,6 +355,12 @@ func (w *Workload) Info() Info {
 	return in
 }
 
+// Input is the fixed input length, and whether it is fixed.
+func (w *Workload) Input() (int, bool) { return w.o.Input.Fixed() }
+
+// Output is the fixed output length, and whether it is fixed.
+func (w *Workload) Output() (int, bool) { return w.o.Output.Fixed() }
+
 // Describe is Info as one line for a report's header.
 func (w *Workload) Describe() string { return w.Info().String() }
 
