@@ -97,9 +97,9 @@ type SweepConfig struct {
 	// Workload's fixed word list (prose, a corpus, a dataset); Workload
 	// still gives the sampling settings the header records.
 	Prompts *workload.Workload
-	Load     Load
-	SLO      record.SLO
-	Out      string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
+	Load    Load
+	SLO     record.SLO
+	Out     string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
 }
 
 // Sweep runs every stage of the load against the target, writes each
