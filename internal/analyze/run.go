@@ -200,6 +200,9 @@ func (f *Fold) Run() *Run {
 		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })
 	}
 	run.Warnings = runWarnings(run)
+	if run.Warnings == nil {
+		run.Warnings = []Warning{} // [] in JSON, not null
+	}
 	if !run.OpenLoop && len(run.Stages) >= 2 {
 		v := Scaling(run.Figures())
 		run.Verdict = &v
