@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/bench"
@@ -96,7 +97,16 @@ func run(ctx context.Context, args []string, e *env) int {
 	if c := commandTable[cmd]; c != nil {
 		err = c(ctx, cmd, rest, e)
 	} else {
-		err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
+		var names []string
+		for n := range commandTable {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if near := closest(cmd, names); near != "" {
+			err = usagef("unknown command %q: did you mean %s?", cmd, near)
+		} else {
+			err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
+		}
 	}
 	return exitCode(cmd, err, e)
 }
@@ -116,7 +126,11 @@ func exitCode(cmd string, err error, e *env) int {
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &ce):
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
-		fmt.Fprintf(e.stderr, "see: tokperf help %s\n", cmd)
+		if commandTable[cmd] != nil {
+			fmt.Fprintf(e.stderr, "see: tokperf help %s\n", cmd)
+		} else {
+			fmt.Fprintln(e.stderr, "see: tokperf help")
+		}
 		return exitUsage
 	case errors.As(err, &fe):
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)

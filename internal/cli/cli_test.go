@@ -132,6 +132,10 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"bench"}, 2, `unknown command "bench"`},
+		{"misspelt command", []string{"swep"}, 2, `unknown command "swep": did you mean sweep?`},
+		{"misspelt flag", []string{"sweep", "--urll", "x"}, 2, "unknown flag --urll: did you mean --url?"},
+		{"a bare number for a duration", []string{"sweep", "--timeout", "5"}, 2, `--timeout "5": want a duration such as 30s, 5m or 1h30m`},
+		{"--wait-ready with a space", []string{"sweep", "--wait-ready", "15m"}, 2, "give the timeout with =, as --wait-ready=15m"},
 		{"bad concurrency", []string{"sweep", "-c", "1,x"}, 2, `"x" is not a positive integer`},
 		{"bad endpoint", []string{"run", "--endpoint", "gen"}, 2, `--endpoint "gen"`},
 		{"bad url", []string{"run", "--url", "localhost:8000"}, 2, "is not an http(s) URL"},
@@ -323,4 +327,14 @@ func TestRunsHavePromptsOfTheirOwn(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// help help and help --help answer with the help, not a stack overflow.
+func TestHelpOfHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "help"}, {"help", "--help"}, {"--help", "--help"}} {
+		out, errw, code := runCLI(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "tokperf measures") || errw != "" {
+			t.Errorf("%v: exit %d, %q %q", args, code, out[:min(len(out), 40)], errw)
+		}
+	}
 }

@@ -272,12 +272,75 @@ func parse(fs *flag.FlagSet, args []string, e *env) error {
 			fs.PrintDefaults()
 			return errHelp
 		}
-		return usagef("%v", err)
+		return flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
+		if prev := len(args) - fs.NArg() - 1; prev >= 0 && strings.TrimLeft(args[prev], "-") == "wait-ready" {
+			return usagef("unexpected argument %q: give the timeout with =, as --wait-ready=%s", fs.Arg(0), fs.Arg(0))
+		}
 		return usagef("unexpected argument %q (flags start with -)", fs.Arg(0))
 	}
 	return nil
+}
+
+// flagError says what a bad flag must look like, or which flag was meant.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := closest(strings.TrimLeft(name, "-"), names); near != "" {
+			return usagef("unknown flag --%s: did you mean --%s?", strings.TrimLeft(name, "-"), near)
+		}
+		return usagef("unknown flag --%s (tokperf help %s lists them)", strings.TrimLeft(name, "-"), fs.Name())
+	}
+	// "invalid value "5" for flag -timeout: parse error"
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if i := strings.Index(rest, " for flag -"); i >= 0 {
+			value, name := rest[:i], rest[i+len(" for flag -"):]
+			name, why, _ := strings.Cut(name, ": ")
+			// A duration flag's default prints as one ("10m0s", "0s").
+			if f := fs.Lookup(name); f != nil && strings.HasSuffix(f.DefValue, "s") {
+				if _, err := time.ParseDuration(f.DefValue); err == nil {
+					why = "want a duration such as 30s, 5m or 1h30m"
+				}
+			}
+			return usagef("--%s %s: %s", name, value, why)
+		}
+	}
+	return usagef("%v", err)
+}
+
+// closest is the name within two edits of s, or "".
+func closest(s string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := edits(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// edits is the Levenshtein distance of a and b.
+func edits(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // parseMixed parses flags that may come after positional arguments
@@ -293,7 +356,7 @@ func parseMixed(fs *flag.FlagSet, args []string, e *env) ([]string, error) {
 				fs.PrintDefaults()
 				return nil, errHelp
 			}
-			return nil, usagef("%v", err)
+			return nil, flagError(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return pos, nil
