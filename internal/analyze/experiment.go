@@ -18,6 +18,9 @@ type Experiment struct {
 	Base string `json:"base,omitempty"`
 	// Passed counts the configurations that passed their checks and sweep.
 	Passed int `json:"passed"`
+	// ChecksSkipped says the correctness checks were not run (skip: true):
+	// "passed" then means only that the sweep ran.
+	ChecksSkipped bool `json:"checks_skipped,omitempty"`
 }
 
 // ExperimentConfig is one configuration's outcome.

@@ -39,7 +39,7 @@ func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	res := &analyze.Experiment{Schema: analyze.ExperimentSchema}
+	res := &analyze.Experiment{Schema: analyze.ExperimentSchema, ChecksSkipped: f.Check.Skip}
 	for _, c := range f.Configs {
 		if ctx.Err() != nil {
 			break

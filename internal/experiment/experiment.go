@@ -58,9 +58,12 @@ type Sweep struct {
 
 // Check gates a configuration on correctness before its speed counts.
 type Check struct {
-	Questions   int     `yaml:"questions"`    // default 20; 0 in the file keeps the default
-	MinAccuracy float64 `yaml:"min_accuracy"` // default 0.9
-	Skip        bool    `yaml:"skip"`
+	Questions int `yaml:"questions"` // default 20; 0 in the file keeps the default
+	// MinAccuracy is the share of right answers a configuration needs
+	// (default 0.9; 0 in the file is 0: every configuration passes).
+	MinAccuracy float64  `yaml:"-"`
+	MinAcc      *float64 `yaml:"min_accuracy"`
+	Skip        bool     `yaml:"skip"`
 }
 
 // Load reads and checks an experiment file; errors name file, line and field.
@@ -124,14 +127,15 @@ func (f *File) fill() error {
 	if f.Sweep.Requests < 0 || f.Sweep.InputTokens < 0 || f.Sweep.OutputTokens < 0 {
 		return yamlfile.Fieldf("sweep", "counts must not be negative")
 	}
-	if f.Check.Questions < 0 || f.Check.MinAccuracy < 0 || f.Check.MinAccuracy > 1 {
+	f.Check.MinAccuracy = 0.9
+	if f.Check.MinAcc != nil {
+		f.Check.MinAccuracy = *f.Check.MinAcc
+	}
+	if f.Check.Questions < 0 || !(f.Check.MinAccuracy >= 0 && f.Check.MinAccuracy <= 1) {
 		return yamlfile.Fieldf("check", "questions must not be negative, min_accuracy in [0, 1]")
 	}
 	if f.Check.Questions == 0 {
 		f.Check.Questions = 20
-	}
-	if f.Check.MinAccuracy == 0 {
-		f.Check.MinAccuracy = 0.9
 	}
 	return nil
 }

@@ -75,3 +75,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// min_accuracy 0 in the file is 0 (every configuration passes the check),
+// not the default; the default applies only when the field is absent.
+func TestMinAccuracyZeroIsZero(t *testing.T) {
+	base := "configs:\n  - name: a\n    command: [sleep, '1']\n    url: http://127.0.0.1:1\n"
+	for _, tc := range []struct {
+		extra string
+		want  float64
+	}{{"", 0.9}, {"check:\n  min_accuracy: 0\n", 0}, {"check:\n  min_accuracy: 0.5\n", 0.5}} {
+		f, err := Parse("x.yaml", []byte(base+tc.extra))
+		if err != nil || f.Check.MinAccuracy != tc.want {
+			t.Errorf("%q: min accuracy %v (%v), want %v", tc.extra, f.Check.MinAccuracy, err, tc.want)
+		}
+	}
+}

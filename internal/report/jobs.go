@@ -180,5 +180,9 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		fmt.Fprintln(w, "verdict: no configuration passed")
 		return
 	}
+	if e.ChecksSkipped {
+		fmt.Fprintln(w, "verdict: the best configuration, by level (correctness checks skipped: none was checked): "+strings.Join(verdicts, "; "))
+		return
+	}
 	fmt.Fprintln(w, "verdict: the best configuration that passed its checks, by level: "+strings.Join(verdicts, "; "))
 }
