@@ -122,10 +122,19 @@ func (b *bpe) encode(sc *scratch, s string, emit func(int)) {
 		}
 	}
 	if b.byRank {
+		if len(s) >= longPiece {
+			b.mergeHeap(s, nil, emit)
+			return
+		}
 		b.mergeByRank(sc, s, emit)
 		return
 	}
 	sym := b.symbols(sc.sym[:0], s)
+	if len(sym) >= longPiece {
+		b.mergeHeap(s, sym, emit)
+		sc.sym = sym
+		return
+	}
 	if len(sym) > 1 {
 		sym = b.mergeAll(sc, sym)
 	}
@@ -304,4 +313,155 @@ func (b *bpe) mergeByRank(sc *scratch, s string, emit func(int)) {
 		}
 	}
 	sc.sym, sc.ranks = starts, ranks
+}
+
+// longPiece is the length in symbols from which merging uses a heap: the scans above cost
+// O(n²), which a prompt with no pre-tokenizer (Llama 2's whole text is one piece) or a long run
+// of one letter would pay in full.
+const longPiece = 64
+
+// node is a symbol in mergeHeap's list. start is its first byte in the piece (byRank), ver
+// counts its merges so that stale heap entries can be told apart.
+type node struct {
+	id, start, prev, next, ver int
+}
+
+type candidate struct {
+	rank, pos, right, verL, verR, id int
+}
+
+// mergeHeap merges the symbols of s (sym, or s's bytes when byRank) in the same order as
+// mergeAll and mergeByRank, in O(n log n), and emits the result.
+func (b *bpe) mergeHeap(s string, sym []int, emit func(int)) {
+	n := len(sym)
+	if b.byRank {
+		n = len(s)
+	}
+	nodes := make([]node, n)
+	for i := range nodes {
+		nodes[i] = node{start: i, prev: i - 1, next: i + 1}
+		if !b.byRank {
+			nodes[i].id = sym[i]
+		}
+	}
+	nodes[n-1].next = -1
+	end := func(i int) int {
+		if nodes[i].next < 0 {
+			return len(s)
+		}
+		return nodes[nodes[i].next].start
+	}
+	rankOf := func(l int) (candidate, bool) {
+		r := nodes[l].next
+		if r < 0 {
+			return candidate{}, false
+		}
+		var rank, id int
+		if b.byRank {
+			v, ok := b.vocab[s[nodes[l].start:end(r)]]
+			if !ok {
+				return candidate{}, false
+			}
+			rank, id = v, v
+		} else {
+			m, ok := b.merges[pairKey(nodes[l].id, nodes[r].id)]
+			if !ok {
+				return candidate{}, false
+			}
+			rank, id = m.rank, m.id
+		}
+		return candidate{rank: rank, pos: l, right: r, verL: nodes[l].ver, verR: nodes[r].ver, id: id}, true
+	}
+	var h candidates
+	for i := 0; i+1 < n; i++ {
+		if c, ok := rankOf(i); ok {
+			h = append(h, c)
+		}
+	}
+	h.init()
+	for len(h) > 0 {
+		c := h.pop()
+		l := &nodes[c.pos]
+		if l.ver != c.verL || l.next != c.right || nodes[c.right].ver != c.verR {
+			continue // one side has merged since
+		}
+		r := &nodes[c.right]
+		l.id = c.id
+		l.ver++
+		l.next = r.next
+		if r.next >= 0 {
+			nodes[r.next].prev = c.pos
+		}
+		r.ver = -1 // gone
+		if p := l.prev; p >= 0 {
+			if c, ok := rankOf(p); ok {
+				h.push(c)
+			}
+		}
+		if c, ok := rankOf(c.pos); ok {
+			h.push(c)
+		}
+	}
+	for i := 0; i >= 0; i = nodes[i].next {
+		if b.byRank {
+			if id, ok := b.vocab[s[nodes[i].start:end(i)]]; ok {
+				emit(id)
+			}
+			continue
+		}
+		emit(nodes[i].id)
+	}
+}
+
+// candidates is a binary min-heap by rank, then position (leftmost first).
+type candidates []candidate
+
+func (h candidates) less(i, j int) bool {
+	return h[i].rank < h[j].rank || h[i].rank == h[j].rank && h[i].pos < h[j].pos
+}
+
+func (h candidates) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *candidates) push(c candidate) {
+	*h = append(*h, c)
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+func (h *candidates) pop() candidate {
+	old := *h
+	c := old[0]
+	last := len(old) - 1
+	old[0] = old[last]
+	*h = old[:last]
+	h.down(0)
+	return c
+}
+
+func (h candidates) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

