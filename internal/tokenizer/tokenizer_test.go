@@ -258,3 +258,30 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// TestConcurrent encodes from several goroutines at once (run it with -race): a Tokenizer is
+// shared by all of a run's workers.
+func TestConcurrent(t *testing.T) {
+	tok, err := Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := readGolden(t)
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			for _, g := range golden {
+				if !slices.Equal(tok.Encode(g.Text), g.O200kBase.IDs) {
+					errs <- g.Text
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if text := <-errs; text != "" {
+			t.Errorf("%q: ids differ when encoded concurrently", text)
+		}
+	}
+}
