@@ -211,6 +211,7 @@ type scratch struct {
 	offsets []int
 	pieces  []piece
 	next    []piece
+	spans   []span
 	sym     []int
 	ranks   []int
 	ids     []int

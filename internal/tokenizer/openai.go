@@ -77,6 +77,7 @@ func (e encoding) build(name string) *hf {
 		byteLevel: true,
 		pre: []preTokenizer{&splitPre{
 			re:       regexp2.MustCompile(e.pattern, regexp2.OptionMaxBacktrackingStackSize(-1)),
+			fast:     fastSplits[e.pattern],
 			behavior: removed, invert: true, // only the matches, as tiktoken's find_iter
 		}},
 		model:    &bpe{vocab: vocab, byteLevel: true, ignoreMerges: true, byRank: true, unk: -1},

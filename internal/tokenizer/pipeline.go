@@ -177,7 +177,11 @@ func parsePreTokenizer(data json.RawMessage) ([]preTokenizer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("Split: %w", err)
 		}
-		return []preTokenizer{&splitPre{re: re, behavior: b, invert: c.Invert}}, nil
+		sp := &splitPre{re: re, behavior: b, invert: c.Invert}
+		if c.Pattern.Regex != nil {
+			sp.fast = fastSplits[*c.Pattern.Regex]
+		}
+		return []preTokenizer{sp}, nil
 	case "Digits":
 		b := contiguous
 		if c.IndividualDigits {
@@ -244,6 +248,7 @@ func parseBehavior(s string) (behavior, error) {
 // between them, and behavior says which parts stay and how they join.
 type splitPre struct {
 	re       *regexp2.Regexp
+	fast     func(s string, i int) int // re matched by hand (split.go), where it can be
 	behavior behavior
 	invert   bool
 }
@@ -262,36 +267,21 @@ func (p *splitPre) split(sc *scratch, in, out []piece) []piece {
 
 func (p *splitPre) splitOne(sc *scratch, pc piece, out []piece) []piece {
 	s := pc.s
-	runes, offsets := sc.runes[:0], sc.offsets[:0]
-	for i, r := range s {
-		runes = append(runes, r)
-		offsets = append(offsets, i)
-	}
-	offsets = append(offsets, len(s))
-	sc.runes, sc.offsets = runes, offsets
-
-	var spans []span
-	last := 0
-	err := p.re.FindRunesMatches(runes, 0, func(m regexp2.MatchView) bool {
-		idx, n, _ := m.GroupRange(0)
-		if n == 0 {
-			return true
+	spans := sc.spans[:0]
+	defer func() { sc.spans = spans }()
+	if p.fast != nil {
+		for i := 0; i < len(s); {
+			end := p.fast(s, i)
+			spans = append(spans, span{i, end, !p.invert})
+			i = end
 		}
-		start, end := offsets[idx], offsets[idx+n]
-		if start > last {
-			spans = append(spans, span{last, start, p.invert})
+	} else {
+		var ok bool
+		if spans, ok = p.matches(sc, s, spans); !ok {
+			// The patterns tokperf loads cannot fail on valid input (no timeout, no
+			// stack limit): keep the piece whole rather than lose text.
+			return append(out, pc)
 		}
-		spans = append(spans, span{start, end, !p.invert})
-		last = end
-		return true
-	})
-	if err != nil {
-		// The patterns tokperf loads cannot fail on valid input (no timeout, no stack
-		// limit): keep the piece whole rather than lose text.
-		return append(out, pc)
-	}
-	if last < len(s) {
-		spans = append(spans, span{last, len(s), p.invert})
 	}
 	add := func(start, end int) []piece {
 		return append(out, piece{s: s[start:end], first: pc.first && start == 0})
@@ -309,7 +299,7 @@ func (p *splitPre) splitOne(sc *scratch, pc piece, out []piece) []piece {
 		}
 	case mergedWithPrevious:
 		prevMatch := false
-		joined := spans[:0]
+		var joined []span
 		for _, sp := range spans {
 			if sp.match && !prevMatch && len(joined) > 0 {
 				joined[len(joined)-1].end = sp.end
@@ -338,7 +328,7 @@ func (p *splitPre) splitOne(sc *scratch, pc piece, out []piece) []piece {
 		}
 	case contiguous:
 		prevMatch := false
-		joined := spans[:0]
+		var joined []span
 		for _, sp := range spans {
 			if sp.match == prevMatch && len(joined) > 0 {
 				joined[len(joined)-1].end = sp.end
@@ -352,6 +342,38 @@ func (p *splitPre) splitOne(sc *scratch, pc piece, out []piece) []piece {
 		}
 	}
 	return out
+}
+
+// matches appends to spans the matches of p.re in s and the gaps between them.
+func (p *splitPre) matches(sc *scratch, s string, spans []span) ([]span, bool) {
+	runes, offsets := sc.runes[:0], sc.offsets[:0]
+	for i, r := range s {
+		runes = append(runes, r)
+		offsets = append(offsets, i)
+	}
+	offsets = append(offsets, len(s))
+	sc.runes, sc.offsets = runes, offsets
+	last := 0
+	err := p.re.FindRunesMatches(runes, 0, func(m regexp2.MatchView) bool {
+		idx, n, _ := m.GroupRange(0)
+		if n == 0 {
+			return true
+		}
+		start, end := offsets[idx], offsets[idx+n]
+		if start > last {
+			spans = append(spans, span{last, start, p.invert})
+		}
+		spans = append(spans, span{start, end, !p.invert})
+		last = end
+		return true
+	})
+	if err != nil {
+		return spans, false
+	}
+	if last < len(s) {
+		spans = append(spans, span{last, len(s), p.invert})
+	}
+	return spans, true
 }
 
 // byteLevelPre is the ByteLevel pre-tokenizer. Its mapping of bytes to printable characters
