@@ -5,10 +5,11 @@ import (
 	"unicode/utf8"
 )
 
-// The split pattern of Llama 3, Qwen 2/3 and cl100k_base, matched by hand: regexp2 spends
-// most of an encode matching it (see BenchmarkEncode), and this function gives the same
-// matches (TestFastSplit and FuzzFastSplit compare the two).
+// The split patterns of Llama 3, Qwen 2/3, cl100k_base and o200k_base, matched by hand:
+// regexp2 spends most of an encode matching them (see BenchmarkEncode), and these functions
+// give the same matches (TestFastSplit and FuzzFastSplit compare the two).
 const (
+	o200kPattern  = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
@@ -19,6 +20,7 @@ const (
 var fastSplits = map[string]func(s string, i int) int{
 	llama3Pattern: func(s string, i int) int { return llamaMatch(s, i, 3) },
 	qwen2Pattern:  func(s string, i int) int { return llamaMatch(s, i, 1) },
+	o200kPattern:  o200kMatch,
 }
 
 func isL(r rune) bool { return unicode.IsLetter(r) }
@@ -76,14 +78,19 @@ func llamaMatch(s string, i, maxDigits int) int {
 		}
 		return j
 	}
-	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+	return otherOrSpace(s, i, c, false)
+}
+
+// otherOrSpace matches the alternatives that end both patterns, at s[i] holding c:
+// ' ?[^\s\p{L}\p{N}]+[\r\n]*' (with slash: [\r\n/]*), then \s*[\r\n]+, \s+(?!\S) and \s+.
+func otherOrSpace(s string, i int, c rune, slash bool) int {
 	j := i
 	if c == ' ' {
 		j++
 	}
 	if d, m := at(s, j); m > 0 && isOther(d) {
 		j = run(s, j+m, isOther)
-		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
+		for j < len(s) && (s[j] == '\r' || s[j] == '\n' || slash && s[j] == '/') {
 			j++
 		}
 		return j
@@ -109,6 +116,105 @@ func llamaMatch(s string, i, maxDigits int) int {
 		return end
 	}
 	return last
+}
+
+// o200kMatch returns the end of o200kPattern's match at s[i]. Its words are an upper part (U:
+// Lu Lt Lm Lo M) and a lower part (W: Ll Lm Lo M), optionally after one character that is no
+// letter, number or newline (P), optionally followed by a contraction.
+func o200kMatch(s string, i int) int {
+	c, n := at(s, i)
+	p := c != '\r' && c != '\n' && !isL(c) && !isN(c)
+	// P?U*W+C? and then P?U+W*C?, each first with the P taken, then without.
+	if p {
+		if e := upperLower(s, i+n); e > 0 {
+			return e
+		}
+	}
+	if e := upperLower(s, i); e > 0 {
+		return e
+	}
+	if p {
+		if e := upperThenLower(s, i+n); e > 0 {
+			return e
+		}
+	}
+	if e := upperThenLower(s, i); e > 0 {
+		return e
+	}
+	if isN(c) {
+		j := i + n
+		for range 2 {
+			d, m := at(s, j)
+			if m == 0 || !isN(d) {
+				break
+			}
+			j += m
+		}
+		return j
+	}
+	return otherOrSpace(s, i, c, true)
+}
+
+var upperClass = []*unicode.RangeTable{unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M}
+var lowerClass = []*unicode.RangeTable{unicode.Ll, unicode.Lm, unicode.Lo, unicode.M}
+
+func isUpper(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'A' <= r && r <= 'Z'
+	}
+	return unicode.In(r, upperClass...)
+}
+
+func isLower(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z'
+	}
+	return unicode.In(r, lowerClass...)
+}
+
+// upperLower matches U*W+C? at s[j], or returns 0. U* is greedy and gives back characters
+// until a W follows: the match's W part starts at the last W character of the U run or,
+// better, right after the run.
+func upperLower(s string, j int) int {
+	lastW, lastWEnd := -1, 0
+	k := j
+	for {
+		r, n := at(s, k)
+		if n == 0 || !isUpper(r) {
+			break
+		}
+		if isLower(r) {
+			lastW, lastWEnd = k, k+n
+		}
+		k += n
+	}
+	if r, n := at(s, k); n > 0 && isLower(r) {
+		return withContraction(s, run(s, k+n, isLower))
+	}
+	if lastW < 0 {
+		return 0
+	}
+	// The W part is that one character: the U run's characters after it are not W.
+	return withContraction(s, lastWEnd)
+}
+
+// upperThenLower matches U+W*C? at s[j], or returns 0.
+func upperThenLower(s string, j int) int {
+	k := run(s, j, isUpper)
+	if k == j {
+		return 0
+	}
+	return withContraction(s, run(s, k, isLower))
+}
+
+// withContraction extends a word that ends at s[e] by a contraction that follows it.
+func withContraction(s string, e int) int {
+	if e < len(s) && s[e] == '\'' {
+		if c := contraction(s, e+1); c > 0 {
+			return c
+		}
+	}
+	return e
 }
 
 // contraction returns the end of 's, 't, 're, 've, 'm, 'll or 'd (any case; ſ is an s, as
