@@ -68,6 +68,10 @@ type modelJSON struct {
 	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 }
 
+// maxTokenID bounds the ids a tokenizer.json may use (the largest vocabularies have about
+// 262,000), so that a broken file cannot make Load allocate gigabytes.
+const maxTokenID = 1 << 22
+
 // parseHF reads a tokenizer.json. Its errors say what is wrong, not where the file is: the
 // caller names the file.
 func parseHF(data []byte) (*hf, error) {
@@ -122,13 +126,13 @@ func parseHF(data []byte) (*hf, error) {
 
 	maxID := -1
 	for tok, id := range vocab {
-		if id < 0 || id > 1<<24 {
+		if id < 0 || id > maxTokenID {
 			return nil, fmt.Errorf("model.vocab: token %q has id %d", tok, id)
 		}
 		maxID = max(maxID, id)
 	}
 	for i, a := range f.AddedTokens {
-		if a.ID == nil || *a.ID < 0 || *a.ID > 1<<24 {
+		if a.ID == nil || *a.ID < 0 || *a.ID > maxTokenID {
 			return nil, fmt.Errorf("added_tokens[%d] %q: missing or bad id", i, a.Content)
 		}
 		if a.Content == "" {

@@ -16,7 +16,12 @@
 // matched as their single ids, which is also what a server does with a prompt it tokenizes. The
 // OpenAI encodings follow tiktoken's encode_ordinary instead: "<|endoftext|>" in the text is
 // ordinary text, as the OpenAI API counts a user's message. Token ids and counts equal the
-// references exactly on the golden set in testdata (see golden.mjs).
+// references exactly on the golden set in testdata (see golden.mjs), for Qwen3, Llama 3,
+// Llama 2, DeepSeek V3, o200k_base and cl100k_base.
+//
+// Not read: Unigram and WordPiece models (T5, BERT: Load says so), and the "normalized" flag
+// of added tokens (every added token is matched in the text as written, before normalization,
+// which is the same wherever the normalizer leaves the token unchanged, as NFC does).
 //
 // A Tokenizer is safe for concurrent use.
 package tokenizer
