@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -123,7 +124,7 @@ func (b *bpe) encode(sc *scratch, s string, emit func(int)) {
 	}
 	if b.byRank {
 		if len(s) >= longPiece {
-			b.mergeHeap(s, nil, emit)
+			b.mergeHeap(sc, s, nil, emit)
 			return
 		}
 		b.mergeByRank(sc, s, emit)
@@ -131,7 +132,7 @@ func (b *bpe) encode(sc *scratch, s string, emit func(int)) {
 	}
 	sym := b.symbols(sc.sym[:0], s)
 	if len(sym) >= longPiece {
-		b.mergeHeap(s, sym, emit)
+		b.mergeHeap(sc, s, sym, emit)
 		sc.sym = sym
 		return
 	}
@@ -332,12 +333,14 @@ type candidate struct {
 
 // mergeHeap merges the symbols of s (sym, or s's bytes when byRank) in the same order as
 // mergeAll and mergeByRank, in O(n log n), and emits the result.
-func (b *bpe) mergeHeap(s string, sym []int, emit func(int)) {
+func (b *bpe) mergeHeap(sc *scratch, s string, sym []int, emit func(int)) {
 	n := len(sym)
 	if b.byRank {
 		n = len(s)
 	}
-	nodes := make([]node, n)
+	nodes := slices.Grow(sc.nodes[:0], n)[:n]
+	h := sc.heap[:0]
+	defer func() { sc.nodes, sc.heap = nodes, h }()
 	for i := range nodes {
 		nodes[i] = node{start: i, prev: i - 1, next: i + 1}
 		if !b.byRank {
@@ -372,7 +375,6 @@ func (b *bpe) mergeHeap(s string, sym []int, emit func(int)) {
 		}
 		return candidate{rank: rank, pos: l, right: r, verL: nodes[l].ver, verR: nodes[r].ver, id: id}, true
 	}
-	var h candidates
 	for i := 0; i+1 < n; i++ {
 		if c, ok := rankOf(i); ok {
 			h = append(h, c)

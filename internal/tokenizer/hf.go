@@ -216,6 +216,8 @@ type scratch struct {
 	pieces  []piece
 	next    []piece
 	spans   []span
+	nodes   []node
+	heap    candidates
 	sym     []int
 	ranks   []int
 	ids     []int

@@ -182,13 +182,13 @@ func TestMergeHeap(t *testing.T) {
 				var scan, heap []int
 				if b.byRank {
 					b.mergeByRank(sc, text, func(id int) { scan = append(scan, id) })
-					b.mergeHeap(text, nil, func(id int) { heap = append(heap, id) })
+					b.mergeHeap(sc, text, nil, func(id int) { heap = append(heap, id) })
 				} else {
 					sym := b.symbols(nil, text)
 					if len(sym) == 0 {
 						continue
 					}
-					b.mergeHeap(text, slices.Clone(sym), func(id int) { heap = append(heap, id) })
+					b.mergeHeap(sc, text, slices.Clone(sym), func(id int) { heap = append(heap, id) })
 					scan = b.mergeAll(sc, sym)
 				}
 				if !slices.Equal(scan, heap) {
