@@ -33,6 +33,17 @@ const tinySP = `{
     "merges": ["▁ h", "▁h i"]}
 }`
 
+// tinyMeta is tinySP as Mistral writes it: no normalizer, a Metaspace pre-tokenizer that puts
+// ▁ only in front of the text's start.
+const tinyMeta = `{
+  "added_tokens": [{"id": 1, "content": "<s>", "special": true}],
+  "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false},
+  "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false},
+  "model": {"type": "BPE", "byte_fallback": true,
+    "vocab": {"<unk>": 0, "<s>": 1, "▁": 5, "h": 6, "i": 7, "▁h": 8, "▁hi": 9},
+    "merges": ["▁ h", "▁h i"]}
+}`
+
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
@@ -45,6 +56,7 @@ func writeFile(t *testing.T, name, text string) string {
 func TestEncodeTiny(t *testing.T) {
 	dir := filepath.Dir(writeFile(t, "tokenizer.json", tinyJSON))
 	sp := writeFile(t, "tokenizer.json", tinySP)
+	meta := writeFile(t, "tokenizer.json", tinyMeta)
 	cases := []struct {
 		name, spec, text string
 		want             []int
@@ -59,6 +71,8 @@ func TestEncodeTiny(t *testing.T) {
 		{"sp byte fallback", sp, "€", []int{5, 2, 3, 4}},
 		{"sp unknown fused", sp, "hxy", []int{8, 0}},
 		{"sp added token", sp, "<s>hi", []int{1, 9}},
+		{"metaspace first", meta, "hi hi", []int{9, 9}},
+		{"metaspace not after an added token", meta, "<s>hi", []int{1, 6, 7}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,6 +100,13 @@ func TestDecodeTiny(t *testing.T) {
 	}
 	if got := tok.Decode([]int{9, 2, -1, 1000}); got != "hi\uFFFD" {
 		t.Errorf("Decode of a cut byte sequence = %q, want %q", got, "hi\uFFFD")
+	}
+	meta, err := Load(writeFile(t, "tokenizer.json", tinyMeta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := meta.Decode([]int{9, 9}); got != "hi hi" {
+		t.Errorf("Metaspace Decode = %q, want %q", got, "hi hi")
 	}
 }
 
