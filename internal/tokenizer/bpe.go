@@ -130,6 +130,12 @@ func (b *bpe) encode(sc *scratch, s string, emit func(int)) {
 		b.mergeByRank(sc, s, emit)
 		return
 	}
+	if ids, ok := sc.words[s]; ok {
+		for _, id := range ids {
+			emit(id)
+		}
+		return
+	}
 	sym := b.symbols(sc.sym[:0], s)
 	if len(sym) >= longPiece {
 		b.mergeHeap(sc, s, sym, emit)
@@ -143,6 +149,22 @@ func (b *bpe) encode(sc *scratch, s string, emit func(int)) {
 		emit(id)
 	}
 	sc.sym = sym
+	sc.remember(s, sym)
+}
+
+// cachedWords bounds each scratch's cache of merged pieces. Text repeats its words, so most
+// pieces are found there; one scratch per goroutine at a time means no lock.
+const cachedWords = 1 << 13
+
+// remember caches the ids of a short piece.
+func (sc *scratch) remember(s string, ids []int) {
+	if len(s) > 24 {
+		return
+	}
+	if sc.words == nil || len(sc.words) >= cachedWords {
+		sc.words = make(map[string][]int, cachedWords)
+	}
+	sc.words[strings.Clone(s)] = slices.Clone(ids)
 }
 
 // symbols appends the starting symbols of s.

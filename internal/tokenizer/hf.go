@@ -218,6 +218,7 @@ type scratch struct {
 	spans   []span
 	nodes   []node
 	heap    candidates
+	words   map[string][]int // piece → ids, for a merges model (bpe.remember)
 	sym     []int
 	ranks   []int
 	ids     []int
