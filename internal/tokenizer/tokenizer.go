@@ -17,7 +17,7 @@
 // OpenAI encodings follow tiktoken's encode_ordinary instead: "<|endoftext|>" in the text is
 // ordinary text, as the OpenAI API counts a user's message. Token ids and counts equal the
 // references exactly on the golden set in testdata (see golden.mjs), for Qwen3, Llama 3,
-// Llama 2, DeepSeek V3, o200k_base and cl100k_base.
+// Llama 2, DeepSeek V3, GPT-OSS, o200k_base and cl100k_base.
 //
 // Not read: Unigram and WordPiece models (T5, BERT: Load says so), and the "normalized" flag
 // of added tokens (every added token is matched in the text as written, before normalization,
