@@ -19,8 +19,10 @@ import (
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/tokenizer"
 	"github.com/tokperf/tokperf/internal/workload"
 )
 
@@ -409,5 +411,43 @@ func TestDatasetsEndToEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With a tokenizer a synthetic prompt asked for 512 tokens is 512 by it
+// (counted again here, by the real o200k_base), and the record and the
+// header say which tokenizer counted.
+func TestTokenizerCountsPrompts(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--tokenizer", "o200k_base", "--input-tokens", "512", "--output-tokens", "4", "--requests", "4", "--seed", "3", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	h, recs, _, err := results.ReadAll(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Setup.Workload.Tokenizer != "o200k_base" || !strings.Contains(out, "lengths by tokenizer o200k_base") {
+		t.Errorf("header tokenizer %q; report:\n%s", h.Setup.Workload.Tokenizer, out)
+	}
+	for _, r := range recs {
+		if r.AskedPromptTokens != 512 || r.AskedPromptSource != record.SourceTokenizer {
+			t.Errorf("request %d: %d prompt tokens by %q, want 512 by the tokenizer", r.ID, r.AskedPromptTokens, r.AskedPromptSource)
+		}
+	}
+	// The same workload's prompts, counted independently.
+	tok, err := tokenizer.Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := workload.ParseLengths("512")
+	w, err := workload.New(workload.Options{Tokenizer: tok, Input: in, Output: workload.Fixed(4), Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if n := tok.Count(w.Request(r.ID).Prompt); n != 512 {
+			t.Errorf("request %d: its prompt is %d tokens by o200k_base, want 512", r.ID, n)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/tokenizer"
 	"github.com/tokperf/tokperf/internal/workload"
 )
 
@@ -201,6 +202,7 @@ type loadFlags struct {
 	requests                          int
 	inputTokens, outputTokens         lengths
 	text, corpus, dataset, datasetFmt string
+	tokenizer                         string
 	warmup                            int
 	duration, timeout                 time.Duration
 	ignoreEOS                         bool
@@ -243,6 +245,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.StringVar(&f.corpus, "corpus", "", "draw prompts from random windows of this text file (a book, your logs)")
 	fs.StringVar(&f.dataset, "dataset", "", "send the prompts of this dataset: ShareGPT JSON, JSON Lines of {prompt} or of OpenAI chat {messages}")
 	fs.StringVar(&f.datasetFmt, "dataset-format", "", "sharegpt, prompts or chat (default: detected from the file)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "count prompts exactly: o200k_base, cl100k_base, a Hugging Face tokenizer.json or a model directory holding one (synthetic prompts are then prose of exactly --input-tokens)")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
@@ -417,14 +420,22 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 func (f *loadFlags) prompts() (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
-	if f.text == "words" && f.corpus == "" && f.dataset == "" && fixedIn && fixedOut {
+	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && fixedIn && fixedOut {
 		return nil, nil
 	}
 	format, err := workload.ParseFormat(f.datasetFmt)
 	if err != nil {
 		return nil, usagef("--dataset-format: %v", err)
 	}
-	w, err := workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Input: f.inputTokens.l, Output: f.outputTokens.l,
+	var tok workload.Tokenizer
+	if f.tokenizer != "" {
+		t, err := tokenizer.Load(f.tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("--tokenizer: %w", err)
+		}
+		tok = t
+	}
+	w, err := workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 	if err != nil {
 		return nil, err
