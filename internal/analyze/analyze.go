@@ -94,7 +94,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			continue
 		}
 		if n := errorsOf(s); n > 0 {
-			add("errors", "%d of %d requests failed (%s); figures use the %d that finished ok", n, s.Requests, errorList(s), s.OK)
+			add("errors", "%d of %d requests failed (%s); figures use the %d that finished ok; %s", n, s.Requests, errorList(s), s.OK, firstErrors(s))
 		}
 		if s.Cancelled > 0 {
 			add("cancelled", "%d requests were cancelled by the interrupt and are left out", s.Cancelled)
@@ -178,10 +178,32 @@ func errorsOf(s summary.Stage) int {
 func errorList(s summary.Stage) string {
 	var parts []string
 	for k, v := range s.Errors {
-		parts = append(parts, fmt.Sprintf("%d %s", v, k))
+		p := fmt.Sprintf("%d %s", v, k)
+		if k == record.StatusHTTPError && len(s.HTTPCodes) > 0 {
+			var codes []string
+			for c, n := range s.HTTPCodes {
+				codes = append(codes, fmt.Sprintf("%d × %d", n, c))
+			}
+			sort.Strings(codes)
+			p += " (HTTP " + strings.Join(codes, ", ") + ")"
+		}
+		parts = append(parts, p)
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// firstErrors quotes the first message of each failed status.
+func firstErrors(s summary.Stage) string {
+	var parts []string
+	for k, msg := range s.FirstError {
+		parts = append(parts, fmt.Sprintf("the first %s: %s", k, msg))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "the file holds each error"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Verdict is the scaling judgement across concurrency levels, from the

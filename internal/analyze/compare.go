@@ -327,6 +327,9 @@ type Comparison struct {
 	Files    []string        `json:"files"` // A first
 	Stages   []ComparedStage `json:"stages"`
 	Fairness []PairFairness  `json:"fairness"` // one per B
+	// Notes say what a file lacks or how many of its requests failed: a
+	// ratio against a run whose requests failed means little.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ComparedStage is one stage key's metrics, one list per B (nil where that
@@ -373,6 +376,9 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	}
 	if len(c.Stages) == 0 {
 		return nil, fmt.Errorf("the files share no stage (no concurrency level or rate in common)")
+	}
+	for _, r := range runs {
+		c.Notes = append(c.Notes, r.notes()...)
 	}
 	for _, r := range runs[1:] {
 		fields, verdict := Fairness(RunSide("A", runs[0].Setup, gpus, gpu), RunSide("B", r.Setup, gpus, gpu))
@@ -424,4 +430,21 @@ func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim str
 		c.Claim = line
 	}
 	return c, nil
+}
+
+// notes say how many of a run's requests failed and whether its file is whole.
+func (r *Run) notes() []string {
+	var out []string
+	if failed, total := r.Failed(); failed > 0 {
+		out = append(out, fmt.Sprintf("%s: %d of %d requests failed; its figures cover the %d that finished ok", r.File, failed, total, total-failed))
+	}
+	switch {
+	case r.Integrity.Truncated:
+		out = append(out, r.File+": the last line was cut short (a crash mid-write)")
+	case !r.Integrity.Ended:
+		out = append(out, r.File+": no end line (the run did not finish cleanly)")
+	case r.Integrity.Interrupted:
+		out = append(out, r.File+": the run was interrupted")
+	}
+	return out
 }

@@ -209,6 +209,9 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		s.Setup.Model = models[0]
 	}
 	s.Setup.Endpoint = t.Endpoint
+	if t.Endpoint == "api-chat" && server.Engine != "ollama" {
+		fmt.Fprintf(out, "warning: --endpoint api-chat is Ollama's native chat, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", engineOr(server.Engine))
+	}
 	if s.Setup.Endpoint == "" {
 		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
 	}
@@ -219,6 +222,13 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		s.Setup.GPU = t.GPUType
 	}
 	return s, nil
+}
+
+func engineOr(e string) string {
+	if e == "" {
+		return "unidentified"
+	}
+	return e
 }
 
 // Backend makes a backend for an endpoint of the session's server, its

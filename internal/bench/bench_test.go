@@ -60,7 +60,7 @@ func TestSweepModelEqualsFile(t *testing.T) {
 	if live.Verdict == nil || live.Integrity.Interrupted || !live.Integrity.Ended {
 		t.Errorf("verdict %v, integrity %+v", live.Verdict, live.Integrity)
 	}
-	saved, err := ReadRun(live.File, false)
+	saved, err := ReadRun(context.Background(), live.File, false)
 	if err != nil {
 		t.Fatal(err)
 	}

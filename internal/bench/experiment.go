@@ -158,7 +158,7 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 	}
 	_, err = Sweep(ctx, cfg, quiet)
 	// The run is read back from its file with its samples, for the A/B.
-	run, rerr := ReadRun(o.Result, true)
+	run, rerr := ReadRun(ctx, o.Result, true)
 	failures := 0
 	if run != nil {
 		for _, st := range run.Stages {
@@ -189,8 +189,9 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 }
 
 // ReadRun folds a result file into its run model as it reads, so a file of
-// a million requests is never held; samples keeps what A/B tests need.
-func ReadRun(path string, samples bool) (*analyze.Run, error) {
+// a million requests is never held; samples keeps what A/B tests need. It
+// stops with ctx's error when ctx ends (Ctrl-C on a large file).
+func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, error) {
 	r, f, err := results.Open(path)
 	if err != nil {
 		return nil, err
@@ -206,6 +207,9 @@ func ReadRun(path string, samples bool) (*analyze.Run, error) {
 		}
 		rec := r.Record()
 		fold.Add(&rec)
+		if rec.ID%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, err

@@ -132,6 +132,12 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown command", []string{"bench"}, 2, `unknown command "bench"`},
+		{"infinite rate", []string{"run", "--rate", "Inf"}, 2, `"Inf" is not a positive number`},
+		{"NaN temperature", []string{"run", "--temperature", "NaN"}, 2, "--temperature NaN: want a number from 0"},
+		{"negative GPUs", []string{"run", "--gpus", "-4"}, 2, "--gpus -4: want the number of GPUs"},
+		{"no max concurrency", []string{"sweep", "--until-saturated", "--max-concurrency", "0"}, 2, "--max-concurrency 0: want a level of 1 or more"},
+		{"a level twice", []string{"sweep", "-c", "1,4,4"}, 2, "4 is given twice"},
+		{"a huge prompt", []string{"run", "--input-tokens", "100000000"}, 2, "lengths must be whole numbers from 1 to 1048576"},
 		{"misspelt command", []string{"swep"}, 2, `unknown command "swep": did you mean sweep?`},
 		{"misspelt flag", []string{"sweep", "--urll", "x"}, 2, "unknown flag --urll: did you mean --url?"},
 		{"a bare number for a duration", []string{"sweep", "--timeout", "5"}, 2, `--timeout "5": want a duration such as 30s, 5m or 1h30m`},
@@ -233,6 +239,10 @@ func TestExitCodes(t *testing.T) {
 			}
 			if tc.code == exitCouldNotRun && strings.Contains(out, "verdict: not saturated") {
 				t.Errorf("a verdict on scaling when nothing finished:\n%s", out)
+			}
+			// The report says which HTTP codes, and what the server said.
+			if tc.code == exitCouldNotRun && (!strings.Contains(out, "4 http_error (HTTP 4 × 500)") || !strings.Contains(out, "the first http_error: HTTP 500")) {
+				t.Errorf("the errors are not named by code and message:\n%s", out)
 			}
 		})
 	}

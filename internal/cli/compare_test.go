@@ -166,3 +166,19 @@ func TestCappedServerFromMetrics(t *testing.T) {
 		}
 	}
 }
+
+// report and compare stop at Ctrl-C (exit 130), however large the file.
+func TestReportInterrupted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	if _, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--requests", "9000", "-c", "8", "--output-tokens", "2", "-o", file); code != 0 {
+		t.Fatal(errw)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"report", file}, {"compare", file, file}} {
+		var out, errw bytes.Buffer
+		if code := Run(ctx, args, strings.NewReader(""), &out, &errw); code != exitInterrupted {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitInterrupted, errw.String())
+		}
+	}
+}

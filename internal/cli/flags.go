@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,9 @@ func (v *ints) Set(s string) error {
 		if err != nil || n < 1 {
 			return fmt.Errorf("%q is not a positive integer", part)
 		}
+		if slices.Contains(*v, n) {
+			return fmt.Errorf("%d is given twice", n)
+		}
 		*v = append(*v, n)
 	}
 	return nil
@@ -58,7 +63,7 @@ func (v *floats) Set(s string) error {
 	*v = nil
 	for _, part := range strings.Split(s, ",") {
 		n, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || !(n > 0) {
+		if err != nil || !(n > 0) || math.IsInf(n, 0) {
 			return fmt.Errorf("%q is not a positive number", part)
 		}
 		*v = append(*v, n)
@@ -400,6 +405,12 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--timeout must be positive")
 	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
 		return usagef("SLOs must not be negative")
+	case math.IsNaN(f.temperature) || math.IsInf(f.temperature, 0) || f.temperature < 0:
+		return usagef("--temperature %v: want a number from 0 (greedy) up, e.g. 0.7", f.temperature)
+	case f.gpus < 0:
+		return usagef("--gpus %d: want the number of GPUs behind the server, or 0 for unknown", f.gpus)
+	case f.untilSaturated && f.maxConc < 1:
+		return usagef("--max-concurrency %d: want a level of 1 or more", f.maxConc)
 	case f.seed < 0:
 		return usagef("--seed must not be negative (0: one of the run's own)")
 	case !(f.maxErrorRate >= 0 && f.maxErrorRate <= 1):

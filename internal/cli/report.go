@@ -13,7 +13,7 @@ import (
 )
 
 // reportCmd is tokperf report: the report of saved result files, in any format.
-func reportCmd(_ context.Context, cmd string, args []string, e *env) error {
+func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var format string
 	registerFormat(fs, &format)
@@ -33,7 +33,10 @@ func reportCmd(_ context.Context, cmd string, args []string, e *env) error {
 		}
 		// Records are folded into their stage's figures as they are read,
 		// so a file of a million requests is never held in memory.
-		run, err := bench.ReadRun(path, false)
+		run, err := bench.ReadRun(ctx, path, false)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return err
 		}
@@ -50,7 +53,7 @@ func reportCmd(_ context.Context, cmd string, args []string, e *env) error {
 }
 
 // compareCmd is tokperf compare: a run against a baseline, or runs A/B.
-func compareCmd(_ context.Context, cmd string, args []string, e *env) error {
+func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	name := fs.String("baseline", "", "compare one run with a published baseline (tokperf baselines lists them)")
 	file := fs.String("baselines", "", "a YAML file of your own baselines")
@@ -78,7 +81,10 @@ func compareCmd(_ context.Context, cmd string, args []string, e *env) error {
 		if b == nil {
 			return usagef("no baseline %q (tokperf baselines lists them)", *name)
 		}
-		run, err := bench.ReadRun(pos[0], false)
+		run, err := bench.ReadRun(ctx, pos[0], false)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return err
 		}
@@ -93,7 +99,10 @@ func compareCmd(_ context.Context, cmd string, args []string, e *env) error {
 	}
 	var runs []*analyze.Run
 	for _, p := range pos {
-		r, err := bench.ReadRun(p, true)
+		r, err := bench.ReadRun(ctx, p, true)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return err
 		}

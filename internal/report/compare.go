@@ -101,6 +101,12 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	if len(c.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, f := range c.Fairness {
 		if len(names) > 2 {
 			fmt.Fprintf(w, "B = %s:\n", f.B)

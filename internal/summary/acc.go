@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/stats"
@@ -97,6 +98,18 @@ func (a *Acc) Add(r *record.Record) {
 		return
 	default:
 		s.Errors[r.Status]++
+		if r.HTTPCode/100 != 2 && r.HTTPCode != 0 {
+			if s.HTTPCodes == nil {
+				s.HTTPCodes = map[int]int{}
+			}
+			s.HTTPCodes[r.HTTPCode]++
+		}
+		if _, seen := s.FirstError[r.Status]; !seen && r.Error != "" {
+			if s.FirstError == nil {
+				s.FirstError = map[record.Status]string{}
+			}
+			s.FirstError[r.Status] = shorten(r.Error, 200)
+		}
 		return
 	}
 	s.OK++
@@ -148,6 +161,17 @@ func (a *Acc) Add(r *record.Record) {
 		a.tpot = append(a.tpot, tpot)
 		a.decode = append(a.decode, d)
 	}
+}
+
+// shorten cuts s to n bytes at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // blockSize is the size of the blocks chunk times are stored in: a stage's
@@ -265,6 +289,7 @@ func (a *Acc) Stage() Stage {
 		s.LateMs = ms(a.late)
 	}
 	s.Errors, s.OutputSources, s.ChunkSources = maps.Clone(a.s.Errors), maps.Clone(a.s.OutputSources), maps.Clone(a.s.ChunkSources)
+	s.HTTPCodes, s.FirstError = maps.Clone(a.s.HTTPCodes), maps.Clone(a.s.FirstError)
 	if len(s.Errors) == 0 {
 		s.Errors = nil
 	}

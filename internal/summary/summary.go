@@ -19,11 +19,15 @@ type Stage struct {
 	Concurrency int     `json:"concurrency"`
 	Rate        float64 `json:"rate,omitempty"`
 
-	Requests  int                   `json:"requests"` // measured, any status
-	OK        int                   `json:"ok"`
-	Errors    map[record.Status]int `json:"errors,omitempty"` // by status, cancelled excluded
-	Cancelled int                   `json:"cancelled,omitempty"`
-	Retries   int                   `json:"retries,omitempty"`
+	Requests int                   `json:"requests"` // measured, any status
+	OK       int                   `json:"ok"`
+	Errors   map[record.Status]int `json:"errors,omitempty"` // by status, cancelled excluded
+	// HTTPCodes counts the failed requests by HTTP status code, and
+	// FirstError is the first message of each failed status.
+	HTTPCodes  map[int]int              `json:"http_codes,omitempty"`
+	FirstError map[record.Status]string `json:"first_error,omitempty"`
+	Cancelled  int                      `json:"cancelled,omitempty"`
+	Retries    int                      `json:"retries,omitempty"`
 
 	WallS        float64 `json:"wall_s"`
 	OutputTokens int     `json:"output_tokens"`
