@@ -1,3 +1,9 @@
+//go:build sdk
+
+// The compatibility test with the official OpenAI SDK: out of the default
+// build, whose first run would otherwise compile the SDK (about 80 s and
+// 2.7 GB on 2 cores) for this one file. CI runs it: go test -tags sdk ./internal/sim
+
 package sim
 
 import (
