@@ -34,6 +34,9 @@ type openAIBody struct {
 	IgnoreEOS   bool    `json:"ignore_eos,omitempty"`
 	Temperature float64 `json:"temperature"`
 	Seed        int64   `json:"seed,omitempty"`
+	// CachePrompt is llama.cpp's: its OpenAI routes reuse the prompt cache
+	// unless told not to, as its native route is.
+	CachePrompt *bool `json:"cache_prompt,omitempty"`
 }
 
 type openAIMessage struct {
@@ -43,6 +46,11 @@ type openAIMessage struct {
 
 func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 	b := openAIBody{Model: cfg.Model, MaxTokens: req.MaxTokens, Stream: true, IgnoreEOS: req.IgnoreEOS, Temperature: req.Temperature, Seed: req.Seed}
+	if cfg.Engine == "llamacpp" {
+		// Both routes alike: an overhead comparison is unfair when only the
+		// raw side turns the cache off.
+		b.CachePrompt = &cfg.CachePrompt
+	}
 	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, true
 	if !o.chat {
 		b.Prompt = req.Prompt

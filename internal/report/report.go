@@ -285,6 +285,11 @@ func Text(w io.Writer, r *analyze.Run) {
 		if s.TokensPerChunk > 1.05 {
 			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
 		}
+		// TTFT is the first token on any channel; where visible content
+		// came later (reasoning), TTFO is what a reader waits for.
+		if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
+			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
+		}
 		if s.Retries > 0 {
 			fmt.Fprintf(w, "%s: %d requests were sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.Retries)
 		}

@@ -123,3 +123,37 @@ func TestRetriesShown(t *testing.T) {
 		t.Errorf("%s", b.String())
 	}
 }
+
+// Where visible content comes after the first token (reasoning), the text
+// report sets TTFO beside TTFT.
+func TestTTFOShown(t *testing.T) {
+	r := run()
+	r.Stages[0].TTFO.P50, r.Stages[0].TTFO.P99 = 250, 300
+	var b bytes.Buffer
+	Render(&b, "text", r)
+	if !strings.Contains(b.String(), "C=1: the first visible content (TTFO) came after the first token: TTFO p50/p99 250 / 300 ms against TTFT 10.0 / 10.0 ms") || strings.Contains(b.String(), "C=2: the first visible") {
+		t.Errorf("%s", b.String())
+	}
+}
+
+// Failed requests of an overhead comparison are counted, not dropped silently.
+func TestOverheadCountsFailures(t *testing.T) {
+	ok := func(id int, endpoint string) record.Record {
+		r := record.New(id)
+		r.Endpoint, r.Sent, r.Status, r.OutputTokens = endpoint, 0, record.StatusOK, 3
+		for k := range 3 {
+			r.AddChunk(time.Duration(10+k)*time.Millisecond, 1)
+		}
+		r.Done = r.LastToken
+		return r
+	}
+	failed := record.New(9)
+	failed.Endpoint, failed.Status, failed.HTTPCode = "/v1/chat/completions", record.StatusHTTPError, 500
+	recs := []record.Record{ok(0, "/generate"), ok(1, "/v1/chat/completions"), ok(2, "/generate"), failed}
+	o := &analyze.Overhead{RawRoute: "/generate", ChatRoute: "/v1/chat/completions", Levels: []analyze.OverheadLevel{analyze.OverheadOf(1, recs, "/v1/chat/completions")}}
+	var b bytes.Buffer
+	Render(&b, "text", o)
+	if !strings.Contains(b.String(), "C=1: 1 of 4 requests failed (raw 0, chat 1) and are left out of the figures above") {
+		t.Errorf("%s", b.String())
+	}
+}
