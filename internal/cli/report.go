@@ -52,6 +52,30 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	return nil
 }
 
+// compareBaseline is tokperf compare FILE --baseline NAME.
+func compareBaseline(ctx context.Context, path, name, file string, gpus int, gpu, claim, format string, e *env) error {
+	all, err := loadBaselines(file)
+	if err != nil {
+		return err
+	}
+	b := baseline.Find(all, name)
+	if b == nil {
+		return usagef("no baseline %q (tokperf baselines lists them)", name)
+	}
+	run, err := bench.ReadRun(ctx, path, false)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	res, err := analyze.AgainstBaselineRun(run, b, gpus, gpu, claim)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return report.Render(e.stdout, format, res)
+}
+
 // compareCmd is tokperf compare: a run against a baseline, or runs A/B.
 func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -73,26 +97,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		if len(pos) != 1 {
 			return usagef("with --baseline, give one result file")
 		}
-		all, err := loadBaselines(*file)
-		if err != nil {
-			return err
-		}
-		b := baseline.Find(all, *name)
-		if b == nil {
-			return usagef("no baseline %q (tokperf baselines lists them)", *name)
-		}
-		run, err := bench.ReadRun(ctx, pos[0], false)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if err != nil {
-			return err
-		}
-		res, err := analyze.AgainstBaselineRun(run, b, *gpus, *gpu, *claim)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		return report.Render(e.stdout, format, res)
+		return compareBaseline(ctx, pos[0], *name, *file, *gpus, *gpu, *claim, format, e)
 	}
 	if len(pos) < 2 {
 		return usagef("give two or more result files to compare, or one with --baseline NAME")
