@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,8 +147,12 @@ func truthProblems(t *testing.T, res result) []string {
 	}
 	var problems []string
 	n := float64(len(res.recs))
-	if d := math.Abs(ttftGot-ttftTrue) / n; d > 2 {
-		problems = append(problems, fmt.Sprintf("mean TTFT %.2f ms, the server's %.2f ms: %.2f ms apart, want within 2", ttftGot/n, ttftTrue/n, d))
+	// 2 ms, plus what this machine's scheduling adds right now (the p99 of
+	// a timer's oversleep, twice: once for the client, once for the
+	// simulator sharing its cores): a loaded machine delays both sides.
+	noise := 2 * float64(timerLate()) / 1e6
+	if d := math.Abs(ttftGot-ttftTrue) / n; d > 2+noise {
+		problems = append(problems, fmt.Sprintf("mean TTFT %.2f ms, the server's %.2f ms: %.2f ms apart, want within 2 + %.2f (this machine's scheduling noise now)", ttftGot/n, ttftTrue/n, d, noise))
 	}
 	trueAgg := float64(trueTokens) / lastLeft.Sub(firstArrived).Seconds()
 	if e := res.stage.AggregateTokS/trueAgg - 1; math.Abs(e) > 0.01 {
@@ -296,4 +301,16 @@ func TestHTTP2(t *testing.T) {
 			t.Errorf("request %d: %s %s, %d tokens in %d chunks, truth %d in %d", rec.ID, rec.Status, rec.Error, rec.OutputTokens, len(rec.Chunks), tr.OutputTokens, len(tr.Chunks))
 		}
 	}
+}
+
+// timerLate is the p99 of how late a 1 ms timer fires here now.
+func timerLate() time.Duration {
+	lates := make([]time.Duration, 50)
+	for i := range lates {
+		start := time.Now()
+		time.Sleep(time.Millisecond)
+		lates[i] = time.Since(start) - time.Millisecond
+	}
+	slices.Sort(lates)
+	return lates[len(lates)*99/100]
 }
