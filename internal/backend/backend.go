@@ -235,8 +235,12 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	var resp *http.Response
+	// Cancelling rctx cuts the response off: it bounds the drain after
+	// the final event.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(rctx, http.MethodPost, b.url, bytes.NewReader(body))
 		if err != nil {
 			rec.Sent, rec.Done = clock.Now(), clock.Now()
 			rec.Status, rec.Error = record.StatusHTTPError, err.Error()
@@ -289,10 +293,13 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	defer resp.Body.Close()
 	b.response(resp.StatusCode, resp.Header.Get("Location"), resp.Body, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows: read
-	// it, so the connection goes back to the pool instead of being closed
-	// and redialled. A failed stream is cut off instead.
+	// it, within drainBytes and drainTime, so the connection goes back to
+	// the pool instead of being closed and redialled. A failed stream is
+	// cut off instead.
 	if rec.Status == record.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		t := time.AfterFunc(drainTime, cancel)
+		io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
+		t.Stop()
 	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
@@ -315,6 +322,10 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 		return
 	}
 	rec.HTTPCode = code
+	// The protocol stamps Done at the arrival of the stream's final event
+	// ([DONE], or the engine's last object) and stops reading there; what
+	// a server sends after it is not the request's time.
+	rec.Done = record.Unset
 	if rec.Chunks == nil {
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
@@ -326,8 +337,19 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 	} else {
 		b.proto.read(body, arrive, rec, nil)
 	}
-	rec.Done = clock.Now()
+	if rec.Done == record.Unset {
+		rec.Done = clock.Now() // the stream ended or failed before a final event
+	}
 }
+
+// What is read of a response after its final event, so that a
+// connection can go back to the pool (the chunked terminator): a server
+// that sends more, or holds the response open, has its connection closed
+// instead of holding the request's slot.
+const (
+	drainBytes = 4 << 10
+	drainTime  = 50 * time.Millisecond
+)
 
 // doH1 is Do over the lean HTTP/1.1 client.
 func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arrive *arrivals, req *record.Request, rec *record.Record) {
@@ -375,13 +397,15 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 		rb := newH1Body(c, h)
 		b.response(h.code, h.location, rb, clock, arrive, req, rec)
 		// After a normal end only the chunked body's terminator follows (an
-		// error's body is short): read it, so the connection goes back to
-		// the pool instead of being closed and redialled. A failed stream
-		// is cut off instead.
+		// error's body is short): read it, within drainBytes and drainTime,
+		// so the connection goes back to the pool instead of being closed
+		// and redialled. A failed stream is cut off instead.
 		if rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError {
-			io.Copy(io.Discard, io.LimitReader(rb, 4<<10))
+			c.nc.SetReadDeadline(time.Now().Add(drainTime))
+			io.Copy(io.Discard, io.LimitReader(rb, drainBytes))
 		}
 		if stop() && rb.Done() && !h.close {
+			c.nc.SetReadDeadline(time.Time{})
 			b.h1.put(c)
 		} else {
 			c.nc.Close()

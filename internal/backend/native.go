@@ -57,6 +57,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 	for ev.Next() {
 		now := clock.Now()
 		if string(ev.Data()) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		var e tgiEvent
@@ -86,6 +87,8 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 			if d.InputLength > 0 {
 				rec.PromptTokens, rec.PromptSource = d.InputLength, record.SourceUsage
 			}
+			rec.Done = now // the last event
+			break
 		}
 	}
 	if !sawFinish {
@@ -159,6 +162,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 	for ev.Next() {
 		now := clock.Now()
 		if string(ev.Data()) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		var e llamaEvent
@@ -200,6 +204,8 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 				rec.CachedTokens = e.Timings.CacheN
 			}
 			rec.Server = e.Timings.timing()
+			rec.Done = now // the last event
+			break
 		}
 	}
 	if !sawFinish {
@@ -309,6 +315,8 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 					E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: l.EvalCount,
 				}
 			}
+			rec.Done = now // the last line
+			break
 		}
 	}
 	if !sawFinish {
