@@ -272,7 +272,9 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 				if !info.Reused {
 					rec.Connect = time.Duration(dialTime.Load())
 				}
-				arrive.conn, _ = info.Conn.(*stampConn)
+				if sc, ok := info.Conn.(*stampConn); ok {
+					arrive.conn = sc
+				}
 			},
 		}))
 		resp, err = b.client.Do(hr)
@@ -330,6 +332,7 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
+	body = &readStamper{r: body, a: arrive}
 	if b.cfg.KeepText {
 		var text strings.Builder
 		b.proto.read(body, arrive, rec, &text)
@@ -368,7 +371,7 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 		if dialed > 0 {
 			rec.Connect = dialed
 		}
-		arrive.conn = c.stamp
+		arrive.conn = c
 		// A cancelled request is cut off by a deadline in the past: every
 		// read or write on the connection returns at once.
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
@@ -422,20 +425,61 @@ type stamper interface{ Now() time.Duration }
 
 // arrivals times a response's chunks by when their bytes reached this
 // machine, from the connection's receive timestamps where it has them,
-// else by the clock when they are read.
+// else by the clock when they were read (not when they were parsed: the
+// events of one read share its time). Its times never go backwards within
+// a request, whichever of the two gave them.
 type arrivals struct {
 	clock record.Clock
-	conn  *stampConn
+	conn  arriver       // nil where the connection is not known
 	base  time.Duration // stampEpoch on clock
+	read  time.Duration // when the latest body bytes were read; 0 before any
+	last  time.Duration // the latest time given
 }
 
 func (a *arrivals) Now() time.Duration {
+	var at time.Duration
 	if a.conn != nil {
-		if at, ok := a.conn.Arrived(); ok {
-			return a.base + at
+		if t, ok := a.conn.Arrived(); ok {
+			at = a.base + t
 		}
 	}
-	return a.clock.Now()
+	if at == 0 {
+		at = a.read
+	}
+	if at == 0 {
+		at = a.clock.Now()
+	}
+	at = max(at, a.last)
+	a.last = at
+	return at
+}
+
+// arriver is a connection that knows when the bytes it read last reached
+// this machine, as an offset from stampEpoch.
+type arriver interface{ Arrived() (time.Duration, bool) }
+
+// readStamper notes in its arrivals when each read of a body returned
+// bytes, and passes on the body's count of connection reads.
+type readStamper struct {
+	r io.Reader
+	a *arrivals
+	n int
+}
+
+func (s *readStamper) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n++
+	if n > 0 {
+		s.a.read = s.a.clock.Now()
+	}
+	return n, err
+}
+
+func (s *readStamper) Reads() int {
+	if rc, ok := s.r.(readCounter); ok {
+		return rc.Reads()
+	}
+	return s.n
 }
 
 func retryable(err error) bool {

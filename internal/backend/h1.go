@@ -79,9 +79,19 @@ type h1Conn struct {
 	stamp  *stampConn // nil without kernel timestamps
 	buf    []byte
 	r, w   int
-	reads  int   // reads from the connection
-	in     int64 // bytes read from it
+	reads  int           // reads from the connection
+	in     int64         // bytes read from it
+	readAt time.Duration // the latest read that returned bytes, since stampEpoch (without stamp)
 	idleAt time.Time
+}
+
+// Arrived is when the bytes read last reached this machine: the kernel's
+// time where the connection has one, else when they were read.
+func (c *h1Conn) Arrived() (time.Duration, bool) {
+	if c.stamp != nil {
+		return c.stamp.Arrived()
+	}
+	return c.readAt, c.readAt != 0
 }
 
 // get takes an idle connection, or dials one (fresh: never an idle one).
@@ -196,6 +206,9 @@ func (c *h1Conn) fill(limit int) error {
 	c.in += int64(n)
 	c.w += n
 	if n > 0 {
+		if c.stamp == nil {
+			c.readAt = max(time.Since(stampEpoch), 1)
+		}
 		return nil
 	}
 	if err == nil {
