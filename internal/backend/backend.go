@@ -61,7 +61,7 @@ type Backend struct {
 	client *http.Client // TLS and HTTP/2
 	h1     *h1Client    // plain http:// HTTP/1.1
 	url    string       // the full URL of the generation route
-	shown  string       // url with its password masked, for messages
+	shown  string       // url with its credentials masked (Redact), for messages
 	proto  protocol
 }
 
@@ -114,7 +114,7 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, client: client, url: u.String(), shown: u.Redacted(), proto: p}
+	b := &Backend{cfg: cfg, client: client, url: u.String(), shown: Redact(u.String()), proto: p}
 	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
 		b.h1 = newH1Client(u, cfg.Conns, cfg.Dial)
 	}
@@ -289,7 +289,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 			continue
 		}
 		rec.Done = clock.Now()
-		fail(ctx, rec, err)
+		fail(ctx, rec, redactErr(err))
 		return
 	}
 	defer resp.Body.Close()

@@ -42,12 +42,26 @@ var probes = []probe{
 // serves. It fails with one clear line when the server cannot be reached,
 // does not answer, or is not ready.
 func Detect(ctx context.Context, client *http.Client, base, apiKey string) (record.Server, []string, error) {
-	base = strings.TrimSuffix(base, "/")
 	type answer struct {
 		code int
 		body map[string]any
 		err  error
 	}
+	// Each route goes under the base URL's path, keeping its query (an
+	// API key in it, say), as the generation route does.
+	urls := make([]string, len(probes)+1)
+	for i := range urls {
+		route := "/v1/models"
+		if i < len(probes) {
+			route = probes[i].path
+		}
+		u, err := routeURL(base, route)
+		if err != nil {
+			return record.Server{}, nil, err
+		}
+		urls[i] = u.String()
+	}
+	shown := Redact(urls[len(probes)]) // the /v1/models URL, for messages
 	answers := make([]answer, len(probes)+1)
 	var models struct {
 		Data []struct {
@@ -60,23 +74,23 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 			defer cancel()
 			if i == len(probes) {
-				answers[i].code, answers[i].err = getJSON(pctx, client, base+"/v1/models", apiKey, &models)
+				answers[i].code, answers[i].err = getJSON(pctx, client, urls[i], apiKey, &models)
 				return
 			}
-			answers[i].code, answers[i].err = getJSON(pctx, client, base+probes[i].path, apiKey, &answers[i].body)
+			answers[i].code, answers[i].err = getJSON(pctx, client, urls[i], apiKey, &answers[i].body)
 		})
 	}
 	wg.Wait()
 	m := answers[len(probes)]
 	switch {
 	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
-		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer /v1/models within %v", Redact(base), ProbeTimeout)
+		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer within %v", shown, ProbeTimeout)
 	case m.err != nil:
-		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", Redact(base), m.err)
+		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", shown, m.err)
 	case m.code == http.StatusServiceUnavailable:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered 503: the server is not ready (still loading? try --wait-ready)", Redact(base))
+		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d: check --api-key or OPENAI_API_KEY", Redact(base), m.code)
+		return record.Server{}, nil, fmt.Errorf("%s answered %d: check --api-key or OPENAI_API_KEY", shown, m.code)
 	}
 	var ids []string
 	for _, d := range models.Data {
@@ -94,7 +108,7 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 		return s, ids, nil
 	}
 	if m.code != http.StatusOK {
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d and no known identity route answered: is this an inference server?", Redact(base), m.code)
+		return record.Server{}, nil, fmt.Errorf("%s answered %d and no known identity route answered: is this an inference server?", shown, m.code)
 	}
 	return record.Server{Engine: "openai"}, ids, nil
 }
@@ -121,7 +135,7 @@ func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, redactErr(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -138,7 +152,6 @@ func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) 
 // 200 (503 or "Loading model" mean wait), then /v1/models does. It returns
 // how long that took, or an error at the timeout.
 func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, timeout time.Duration) (time.Duration, error) {
-	base = strings.TrimSuffix(base, "/")
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -147,7 +160,12 @@ func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, ti
 		for {
 			pctx, pcancel := context.WithTimeout(ctx, ProbeTimeout)
 			var ignored any
-			code, err := getJSON(pctx, client, base+path, apiKey, &ignored)
+			u, err := routeURL(base, path)
+			if err != nil {
+				pcancel()
+				return 0, err
+			}
+			code, err := getJSON(pctx, client, u.String(), apiKey, &ignored)
 			pcancel()
 			if err == nil && code == http.StatusOK {
 				break
@@ -171,15 +189,39 @@ func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, ti
 	return time.Since(start), nil
 }
 
-// Redact drops credentials and query from a URL, for output and files.
+// Redact masks the credentials in a URL, for output and files: the user
+// info and every query value (an API key is often one) become xxxxx; the
+// query's names stay, so the URL still says what it held.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparseable URL)"
 	}
-	u.User = nil
-	u.RawQuery = ""
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				parts[i] = k + "=xxxxx"
+			} else if p != "" {
+				parts[i] = "xxxxx"
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
 	return u.String()
+}
+
+// redactErr masks the URL that net/http puts in its errors.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = Redact(ue.URL)
+	}
+	return err
 }
 
 // DefaultEndpoint is the raw generation endpoint of an engine: its native
