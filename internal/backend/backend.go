@@ -293,7 +293,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		return
 	}
 	defer resp.Body.Close()
-	b.response(resp.StatusCode, resp.Header.Get("Location"), resp.Body, clock, arrive, &req, rec)
+	b.response(resp.StatusCode, resp.Header.Get("Location"), resp.Header.Get("Content-Type"), resp.Body, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows: read
 	// it, within drainBytes and drainTime, so the connection goes back to
 	// the pool instead of being closed and redialled. A failed stream is
@@ -310,8 +310,17 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 
 // response reads a response whose head has come: the message of a failed
 // one, else the stream into rec.
-func (b *Backend) response(code int, location string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+func (b *Backend) response(code int, location, ctype string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
 	rec.FirstByte = arrive.Now()
+	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
+		// A page from a proxy or a whole JSON answer is not a stream: read
+		// as one it would end "incomplete", which hides what happened.
+		msg, _ := io.ReadAll(io.LimitReader(body, 200))
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
+		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (%s): %s", code, ctype, want, strings.TrimSpace(string(msg)))
+		return
+	}
 	if code/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Done = clock.Now()
@@ -343,6 +352,19 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 	if rec.Done == record.Unset {
 		rec.Done = clock.Now() // the stream ended or failed before a final event
 	}
+}
+
+// streamType reports whether a response's Content-Type is the stream the
+// protocol reads (a missing one is given the benefit of the doubt), and
+// names what it wants.
+func streamType(p protocol, ctype string) (string, bool) {
+	mt, _, _ := strings.Cut(ctype, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if _, ok := p.(ollama); ok {
+		// NDJSON; a whole JSON answer is one line of it.
+		return "want application/x-ndjson", mt == "" || mt == "application/x-ndjson" || mt == "application/json"
+	}
+	return "want text/event-stream", mt == "" || mt == "text/event-stream"
 }
 
 // What is read of a response after its final event, so that a
@@ -398,7 +420,7 @@ func (b *Backend) doH1(ctx context.Context, clock record.Clock, body []byte, arr
 			return
 		}
 		rb := newH1Body(c, h)
-		b.response(h.code, h.location, rb, clock, arrive, req, rec)
+		b.response(h.code, h.location, h.ctype, rb, clock, arrive, req, rec)
 		// After a normal end only the chunked body's terminator follows (an
 		// error's body is short): read it, within drainBytes and drainTime,
 		// so the connection goes back to the pool instead of being closed
@@ -490,11 +512,15 @@ func retryable(err error) bool {
 
 // fail sets the status for an error that ended a request.
 func fail(ctx context.Context, rec *record.Record, err error) {
+	var op *net.OpError
+	var dns *net.DNSError
 	switch {
 	case errors.Is(context.Cause(ctx), record.ErrTimeout):
 		rec.Status, rec.Error = record.StatusTimeout, record.ErrTimeout.Error()
 	case ctx.Err() != nil:
 		rec.Status, rec.Error = record.StatusCancelled, "cancelled"
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &dns):
+		rec.Status, rec.Error = record.StatusConnectError, err.Error()
 	default:
 		rec.Status, rec.Error = record.StatusStreamError, err.Error()
 	}

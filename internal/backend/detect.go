@@ -44,6 +44,7 @@ var probes = []probe{
 func Detect(ctx context.Context, client *http.Client, base, apiKey string) (record.Server, []string, error) {
 	type answer struct {
 		code int
+		msg  string // the start of an answer other than 200
 		body map[string]any
 		err  error
 	}
@@ -74,7 +75,7 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 			defer cancel()
 			if i == len(probes) {
-				answers[i].code, answers[i].err = getJSON(pctx, client, urls[i], apiKey, &models)
+				answers[i].code, answers[i].msg, answers[i].err = getBody(pctx, client, urls[i], apiKey, &models)
 				return
 			}
 			answers[i].code, answers[i].err = getJSON(pctx, client, urls[i], apiKey, &answers[i].body)
@@ -91,6 +92,9 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
 		return record.Server{}, nil, fmt.Errorf("%s answered %d: check --api-key or OPENAI_API_KEY", shown, m.code)
+	case m.code/100 == 5:
+		// A failing listing is not an empty one ("lists no model").
+		return record.Server{}, nil, fmt.Errorf("%s answered HTTP %d: %.200s", shown, m.code, m.msg)
 	}
 	var ids []string
 	for _, d := range models.Data {
@@ -126,26 +130,34 @@ func trim(info map[string]any) map[string]any {
 }
 
 func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, error) {
+	code, _, err := getBody(ctx, client, u, apiKey, v)
+	return code, err
+}
+
+// getBody is getJSON that also returns the start of an answer other than
+// 200, for messages.
+func getBody(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, "", redactErr(err)
 	}
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, redactErr(err)
+		return 0, "", redactErr(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, "", err
 	}
 	if resp.StatusCode == http.StatusOK {
 		json.Unmarshal(body, v)
+		return resp.StatusCode, "", nil
 	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, strings.TrimSpace(string(body[:min(len(body), 200)])), nil
 }
 
 // WaitReady polls a freshly started server until it serves: /health answers

@@ -244,6 +244,7 @@ type h1Head struct {
 	length   int64  // -1: unknown (chunked, or to the connection's end)
 	close    bool   // the connection ends with this response
 	location string // a redirect's target
+	ctype    string // Content-Type
 }
 
 // head reads a response's status line and headers, skipping 1xx
@@ -311,6 +312,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 			h.length = n
 		case asciiEqualFold(name, "location"):
 			h.location = string(value)
+		case asciiEqualFold(name, "content-type"):
+			h.ctype = string(value)
 		case asciiEqualFold(name, "connection"):
 			if containsFold(value, "close") {
 				h.close = true

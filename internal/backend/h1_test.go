@@ -422,7 +422,7 @@ func TestH1CancelAndDial(t *testing.T) {
 	dead, _ := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", Conns: 1})
 	rec = record.New(1)
 	dead.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 5}, &rec)
-	if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "POST http://127.0.0.1:1/v1/completions") {
+	if rec.Status != record.StatusConnectError || !strings.Contains(rec.Error, "POST http://127.0.0.1:1/v1/completions") {
 		t.Errorf("dead address: status %q error %q", rec.Status, rec.Error)
 	}
 }
