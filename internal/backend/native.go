@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -273,6 +274,7 @@ type ollamaLine struct {
 func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
+	sc.Split((&lines{}).split)
 	sawFinish := false
 	for sc.Scan() {
 		now := clock.Now()
@@ -333,4 +335,26 @@ func decode(data []byte, v any, rec *record.Record) bool {
 		return false
 	}
 	return true
+}
+
+// lines splits like bufio.ScanLines, but a long line that comes in many
+// reads is searched once, not from its start after every read.
+type lines struct{ searched int }
+
+func (l *lines) split(data []byte, atEOF bool) (int, []byte, error) {
+	from := min(l.searched, len(data))
+	if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
+		i += from
+		l.searched = 0
+		return i + 1, bytes.TrimSuffix(data[:i], []byte{'\r'}), nil
+	}
+	if atEOF {
+		l.searched = 0
+		if len(data) > 0 {
+			return len(data), bytes.TrimSuffix(data, []byte{'\r'}), nil
+		}
+		return 0, nil, nil
+	}
+	l.searched = len(data)
+	return 0, nil, nil
 }
