@@ -102,19 +102,29 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	}
 	for i, p := range probes {
 		a := answers[i]
-		if a.err != nil || a.code != http.StatusOK || a.body == nil || !p.is(a.body) {
+		if a.err != nil || a.code != http.StatusOK {
 			continue
 		}
-		s := record.Server{Engine: p.engine, Info: trim(a.body)}
-		if v, ok := a.body[p.versionKey].(string); ok {
-			s.Version = v
+		if s, ok := p.identify(a.body); ok {
+			return s, ids, nil
 		}
-		return s, ids, nil
 	}
 	if m.code != http.StatusOK {
 		return record.Server{}, nil, fmt.Errorf("%s answered %d and no known identity route answered: is this an inference server?", shown, m.code)
 	}
 	return record.Server{Engine: "openai"}, ids, nil
+}
+
+// identify matches an identity route's answer to its engine.
+func (p probe) identify(body map[string]any) (record.Server, bool) {
+	if body == nil || !p.is(body) {
+		return record.Server{}, false
+	}
+	s := record.Server{Engine: p.engine, Info: trim(body)}
+	if v, ok := body[p.versionKey].(string); ok {
+		s.Version = v
+	}
+	return s, true
 }
 
 // trim keeps the scalar fields of an identity answer, for the result header.

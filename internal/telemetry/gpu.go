@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -41,8 +42,8 @@ func ParseGPULine(line string) (GPUSample, error) {
 	}
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0 // "[N/A]" and the like
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0 // "[N/A]" and the like: no reading, not an infinite one
 		}
 		return v
 	}
