@@ -314,8 +314,12 @@ func (b *Backend) response(code int, location, ctype string, body io.Reader, clo
 	rec.FirstByte = arrive.Now()
 	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
 		// A page from a proxy or a whole JSON answer is not a stream: read
-		// as one it would end "incomplete", which hides what happened.
-		msg, _ := io.ReadAll(io.LimitReader(body, 200))
+		// as one it would end "incomplete", which hides what happened. One
+		// read shows how it starts (a server holding it open cannot hold
+		// the request: the connection is closed after this).
+		msg := make([]byte, 200)
+		n, _ := body.Read(msg)
+		msg = msg[:n]
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
 		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (%s): %s", code, ctype, want, strings.TrimSpace(string(msg)))

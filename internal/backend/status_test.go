@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -40,6 +41,8 @@ func TestFailureClasses(t *testing.T) {
 		{"whole JSON answer", whole.URL, "chat", "", record.StatusBadContentType, `HTTP 200 with Content-Type "application/json", not a stream`},
 		{"HTML page to Ollama", page.URL, "generate", "ollama", record.StatusBadContentType, `not a stream (want application/x-ndjson)`},
 		{"connection refused", refused, "completions", "", record.StatusConnectError, "connection refused"},
+		{"short page held open", heldServer(t, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n", chunk("<html>")),
+			"completions", "", record.StatusBadContentType, `"text/html", not a stream (want text/event-stream): <html>`},
 	} {
 		for _, netHTTP := range []bool{false, true} {
 			t.Run(tc.name+map[bool]string{false: "/lean", true: "/net-http"}[netHTTP], func(t *testing.T) {
@@ -49,9 +52,13 @@ func TestFailureClasses(t *testing.T) {
 				}
 				defer b.Close()
 				rec := record.New(1)
+				start := time.Now()
 				b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 2}, &rec)
 				if rec.Status != tc.status || !strings.Contains(rec.Error, tc.want) {
 					t.Errorf("status %q error %q, want %q with %q", rec.Status, rec.Error, tc.status, tc.want)
+				}
+				if took := time.Since(start); took > 3*time.Second {
+					t.Errorf("took %v", took)
 				}
 			})
 		}
