@@ -229,7 +229,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		rec.Status, rec.Error = record.StatusHTTPError, err.Error()
 		return
 	}
-	arrive := &arrivals{clock: clock, base: stampEpoch.Sub(clock.Start())}
+	arrive := &arrivals{clock: clock}
 	if b.h1 != nil {
 		b.doH1(ctx, clock, body, arrive, &req, rec)
 		return
@@ -457,7 +457,6 @@ type stamper interface{ Now() time.Duration }
 type arrivals struct {
 	clock record.Clock
 	conn  arriver       // nil where the connection is not known
-	base  time.Duration // stampEpoch on clock
 	read  time.Duration // when the latest body bytes were read; 0 before any
 	last  time.Duration // the latest time given
 }
@@ -465,8 +464,8 @@ type arrivals struct {
 func (a *arrivals) Now() time.Duration {
 	var at time.Duration
 	if a.conn != nil {
-		if t, ok := a.conn.Arrived(); ok {
-			at = a.base + t
+		if t, ok := a.conn.arrivedAt(); ok {
+			at = max(t.Sub(a.clock.Start()), 1)
 		}
 	}
 	if at == 0 {
@@ -481,8 +480,9 @@ func (a *arrivals) Now() time.Duration {
 }
 
 // arriver is a connection that knows when the bytes it read last reached
-// this machine, as an offset from stampEpoch.
-type arriver interface{ Arrived() (time.Duration, bool) }
+// this machine (a time with its monotonic reading, so that a clock in a
+// test's virtual time reads it right too).
+type arriver interface{ arrivedAt() (time.Time, bool) }
 
 // readStamper notes in its arrivals when each read of a body returned
 // bytes, and passes on the body's count of connection reads.

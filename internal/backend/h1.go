@@ -79,19 +79,19 @@ type h1Conn struct {
 	stamp  *stampConn // nil without kernel timestamps
 	buf    []byte
 	r, w   int
-	reads  int           // reads from the connection
-	in     int64         // bytes read from it
-	readAt time.Duration // the latest read that returned bytes, since stampEpoch (without stamp)
+	reads  int       // reads from the connection
+	in     int64     // bytes read from it
+	readAt time.Time // the latest read that returned bytes (without stamp)
 	idleAt time.Time
 }
 
-// Arrived is when the bytes read last reached this machine: the kernel's
-// time where the connection has one, else when they were read.
-func (c *h1Conn) Arrived() (time.Duration, bool) {
+// arrivedAt is when the bytes read last reached this machine: the
+// kernel's time where the connection has one, else when they were read.
+func (c *h1Conn) arrivedAt() (time.Time, bool) {
 	if c.stamp != nil {
-		return c.stamp.Arrived()
+		return c.stamp.arrivedAt()
 	}
-	return c.readAt, c.readAt != 0
+	return c.readAt, !c.readAt.IsZero()
 }
 
 // get takes an idle connection, or dials one (fresh: never an idle one).
@@ -207,7 +207,7 @@ func (c *h1Conn) fill(limit int) error {
 	c.w += n
 	if n > 0 {
 		if c.stamp == nil {
-			c.readAt = max(time.Since(stampEpoch), 1)
+			c.readAt = time.Now()
 		}
 		return nil
 	}

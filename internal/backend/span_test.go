@@ -1,10 +1,13 @@
 package backend
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -73,34 +76,43 @@ func TestOneWriteStream(t *testing.T) {
 	}
 }
 
-// TestSameSegment: reads of one segment, however many, get the segment's
-// kernel time, not times that jitter by the nanoseconds between the wall
-// and the monotonic clock readings of each read.
-func TestSameSegment(t *testing.T) {
-	c, s := loopbackPair(t, withStamps)
-	sc, ok := c.(*stampConn)
-	if !ok {
-		t.Skip("no kernel receive timestamps on this platform")
-	}
-	if _, err := s.Write(make([]byte, 1000)); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(10 * time.Millisecond) // the whole segment is in
-	buf := make([]byte, 10)
-	var first time.Duration
-	for i := range 100 {
-		if _, err := io.ReadFull(c, buf); err != nil {
-			t.Fatal(err)
+// TestVirtualTime: in a test's virtual time (testing/synctest, as the
+// CLI's tests run the simulator) over in-memory pipes, the lean client's
+// read times are on the request's clock: not years off from a real-time
+// epoch.
+func TestVirtualTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, s := net.Pipe()
+			go func() {
+				defer s.Close()
+				br := bufio.NewReader(s)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					time.Sleep(10 * time.Millisecond) // the first token
+					if _, err := s.Write(response(3)); err != nil {
+						return
+					}
+				}
+			}()
+			return c, nil
 		}
-		at, _ := sc.Arrived()
-		if i == 0 {
-			first = at
-		}
-		if at != first {
-			if sc.kernel.Load() < int64(i+1) {
-				t.Skip("the kernel gave no receive timestamp") // timestamping off system-wide, or a sandbox
+		for _, netHTTP := range []bool{false, true} {
+			b, err := New(Config{URL: "http://sim:1", Endpoint: "completions", Conns: 1, Dial: dial, NetHTTP: netHTTP})
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Fatalf("read %d of one segment arrived at %v, the first at %v", i, at, first)
+			rec := record.New(1)
+			b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 3}, &rec)
+			b.Close()
+			ttft := rec.FirstToken - rec.Sent
+			if !rec.OK() || ttft != 10*time.Millisecond || rec.Done < rec.LastToken || rec.Done-rec.Sent > time.Second {
+				t.Errorf("net/http %v: %s %s, TTFT %v, last token %v, done %v: want TTFT 10ms in virtual time", netHTTP, rec.Status, rec.Error, ttft, rec.LastToken, rec.Done)
+			}
 		}
-	}
+	})
 }

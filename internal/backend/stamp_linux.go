@@ -114,6 +114,12 @@ func (c *stampConn) Arrived() (time.Duration, bool) {
 	return time.Duration(at), at != 0
 }
 
+// arrivedAt is Arrived as a time on the monotonic clock.
+func (c *stampConn) arrivedAt() (time.Time, bool) {
+	at, ok := c.Arrived()
+	return stampEpoch.Add(at), ok
+}
+
 // kernelTime finds SCM_TIMESTAMPNS in a control message buffer (64-bit
 // layout: an 8-byte length, level, type, then a timespec).
 func kernelTime(b []byte) (time.Time, bool) {
