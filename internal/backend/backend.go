@@ -89,6 +89,7 @@ type transport interface {
 type reply struct {
 	code     int
 	location string // a redirect's target
+	ctype    string // Content-Type
 	body     io.Reader
 	// finish releases the connection once the body is read: with reuse,
 	// after a normal end, the little left of the body (the chunked
@@ -134,7 +135,7 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, url: u.String(), shown: u.Redacted(), proto: p}
+	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p}
 	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
 		b.t = &leanTransport{h1: newH1Client(u, cfg.Conns, cfg.Dial), shown: b.shown, apiKey: cfg.APIKey}
 		return b, nil
@@ -267,16 +268,17 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		rec.Status, rec.Error = record.StatusHTTPError, err.Error()
 		return
 	}
-	arrive := &arrivals{clock: clock, base: stampEpoch.Sub(clock.Start())}
+	arrive := &arrivals{clock: clock}
 	resp, err := b.t.send(ctx, clock, body, rec, arrive)
 	if err != nil {
 		rec.Done = clock.Now()
 		fail(ctx, rec, err)
 		return
 	}
-	b.response(resp.code, resp.location, resp.body, clock, arrive, &req, rec)
-	// An error's body is short and a normal end leaves only the chunked
-	// terminator: the connection can be kept. A failed stream is cut off.
+	b.response(resp.code, resp.location, resp.ctype, resp.body, clock, arrive, &req, rec)
+	// After a normal end only the chunked body's terminator follows (an
+	// error's body is short): it is read, within drainBytes and drainTime,
+	// so the connection goes back to the pool. A failed stream is cut off.
 	resp.finish(rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError)
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
@@ -304,9 +306,13 @@ func (t *netTransport) name() string {
 func (t *netTransport) closeIdle() { t.client.CloseIdleConnections() }
 
 func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error) {
+	// Cancelling rctx cuts the response off: it bounds the drain after
+	// the final event.
+	rctx, cancel := context.WithCancel(ctx)
 	for attempt := 0; ; attempt++ {
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(rctx, http.MethodPost, t.url, bytes.NewReader(body))
 		if err != nil {
+			cancel()
 			return nil, err
 		}
 		hr.Header.Set("Content-Type", "application/json")
@@ -333,16 +339,21 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 				if !info.Reused {
 					rec.Connect = time.Duration(dialTime.Load())
 				}
-				arrive.conn, _ = info.Conn.(*stampConn)
+				if sc, ok := info.Conn.(*stampConn); ok {
+					arrive.conn = sc
+				}
 			},
 		}))
 		resp, err := t.client.Do(hr)
 		if err == nil {
-			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), body: resp.Body, finish: func(reuse bool) {
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), body: resp.Body, finish: func(reuse bool) {
 				if reuse {
-					io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+					t := time.AfterFunc(drainTime, cancel)
+					io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
+					t.Stop()
 				}
 				resp.Body.Close()
+				cancel()
 			}}, nil
 		}
 		// A connection that failed before any response byte is safe to
@@ -352,14 +363,28 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 			rec.Retries++
 			continue
 		}
-		return nil, err
+		cancel()
+		return nil, redactErr(err)
 	}
 }
 
 // response reads a response whose head has come: the message of a failed
 // one, else the stream into rec.
-func (b *Backend) response(code int, location string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+func (b *Backend) response(code int, location, ctype string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
 	rec.FirstByte = arrive.Now()
+	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
+		// A page from a proxy or a whole JSON answer is not a stream: read
+		// as one it would end "incomplete", which hides what happened. One
+		// read shows how it starts (a server holding it open cannot hold
+		// the request: the connection is closed after this).
+		msg := make([]byte, 200)
+		n, _ := body.Read(msg)
+		msg = msg[:n]
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
+		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (%s): %s", code, ctype, want, strings.TrimSpace(string(msg)))
+		return
+	}
 	if code/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(body, 512))
 		rec.Done = clock.Now()
@@ -372,10 +397,15 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 		return
 	}
 	rec.HTTPCode = code
+	// The protocol stamps Done at the arrival of the stream's final event
+	// ([DONE], or the engine's last object) and stops reading there; what
+	// a server sends after it is not the request's time.
+	rec.Done = record.Unset
 	if rec.Chunks == nil {
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
+	body = &readStamper{r: body, a: arrive}
 	if b.cfg.KeepText {
 		var text strings.Builder
 		b.proto.read(body, arrive, rec, &text)
@@ -383,8 +413,32 @@ func (b *Backend) response(code int, location string, body io.Reader, clock reco
 	} else {
 		b.proto.read(body, arrive, rec, nil)
 	}
-	rec.Done = clock.Now()
+	if rec.Done == record.Unset {
+		rec.Done = clock.Now() // the stream ended or failed before a final event
+	}
 }
+
+// streamType reports whether a response's Content-Type is the stream the
+// protocol reads (a missing one is given the benefit of the doubt), and
+// names what it wants.
+func streamType(p protocol, ctype string) (string, bool) {
+	mt, _, _ := strings.Cut(ctype, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if _, ok := p.(ollama); ok {
+		// NDJSON; a whole JSON answer is one line of it.
+		return "want application/x-ndjson", mt == "" || mt == "application/x-ndjson" || mt == "application/json"
+	}
+	return "want text/event-stream", mt == "" || mt == "text/event-stream"
+}
+
+// What is read of a response after its final event, so that a
+// connection can go back to the pool (the chunked terminator): a server
+// that sends more, or holds the response open, has its connection closed
+// instead of holding the request's slot.
+const (
+	drainBytes = 4 << 10
+	drainTime  = 50 * time.Millisecond
+)
 
 // leanTransport sends requests through tokperf's own HTTP/1.1 client.
 type leanTransport struct {
@@ -409,7 +463,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 		if dialed > 0 {
 			rec.Connect = dialed
 		}
-		arrive.conn = c.stamp
+		arrive.conn = c
 		// A cancelled request is cut off by a deadline in the past: every
 		// read or write on the connection returns at once.
 		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
@@ -434,11 +488,13 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
 		rb := newH1Body(c, h)
-		return &reply{code: h.code, location: h.location, body: rb, finish: func(reuse bool) {
+		return &reply{code: h.code, location: h.location, ctype: h.ctype, body: rb, finish: func(reuse bool) {
 			if reuse {
-				io.Copy(io.Discard, io.LimitReader(rb, 4<<10))
+				c.nc.SetReadDeadline(time.Now().Add(drainTime))
+				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))
 			}
 			if stop() && reuse && rb.Done() && !h.close {
+				c.nc.SetReadDeadline(time.Time{})
 				t.h1.put(c)
 			} else {
 				c.nc.Close()
@@ -452,20 +508,61 @@ type stamper interface{ Now() time.Duration }
 
 // arrivals times a response's chunks by when their bytes reached this
 // machine, from the connection's receive timestamps where it has them,
-// else by the clock when they are read.
+// else by the clock when they were read (not when they were parsed: the
+// events of one read share its time). Its times never go backwards within
+// a request, whichever of the two gave them.
 type arrivals struct {
 	clock record.Clock
-	conn  *stampConn
-	base  time.Duration // stampEpoch on clock
+	conn  arriver       // nil where the connection is not known
+	read  time.Duration // when the latest body bytes were read; 0 before any
+	last  time.Duration // the latest time given
 }
 
 func (a *arrivals) Now() time.Duration {
+	var at time.Duration
 	if a.conn != nil {
-		if at, ok := a.conn.Arrived(); ok {
-			return a.base + at
+		if t, ok := a.conn.arrivedAt(); ok {
+			at = max(t.Sub(a.clock.Start()), 1)
 		}
 	}
-	return a.clock.Now()
+	if at == 0 {
+		at = a.read
+	}
+	if at == 0 {
+		at = a.clock.Now()
+	}
+	at = max(at, a.last)
+	a.last = at
+	return at
+}
+
+// arriver is a connection that knows when the bytes it read last reached
+// this machine (a time with its monotonic reading, so that a clock in a
+// test's virtual time reads it right too).
+type arriver interface{ arrivedAt() (time.Time, bool) }
+
+// readStamper notes in its arrivals when each read of a body returned
+// bytes, and passes on the body's count of connection reads.
+type readStamper struct {
+	r io.Reader
+	a *arrivals
+	n int
+}
+
+func (s *readStamper) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n++
+	if n > 0 {
+		s.a.read = s.a.clock.Now()
+	}
+	return n, err
+}
+
+func (s *readStamper) Reads() int {
+	if rc, ok := s.r.(readCounter); ok {
+		return rc.Reads()
+	}
+	return s.n
 }
 
 func retryable(err error) bool {
@@ -476,11 +573,15 @@ func retryable(err error) bool {
 
 // fail sets the status for an error that ended a request.
 func fail(ctx context.Context, rec *record.Record, err error) {
+	var op *net.OpError
+	var dns *net.DNSError
 	switch {
 	case errors.Is(context.Cause(ctx), record.ErrTimeout):
 		rec.Status, rec.Error = record.StatusTimeout, record.ErrTimeout.Error()
 	case ctx.Err() != nil:
 		rec.Status, rec.Error = record.StatusCancelled, "cancelled"
+	case errors.As(err, &op) && op.Op == "dial", errors.As(err, &dns):
+		rec.Status, rec.Error = record.StatusConnectError, err.Error()
 	default:
 		rec.Status, rec.Error = record.StatusStreamError, err.Error()
 	}

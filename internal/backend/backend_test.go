@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tokperf/tokperf/internal/record"
@@ -329,4 +330,29 @@ func BenchmarkEvents(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/event")
+}
+
+// TestLongLineLinear: a line that comes one byte per read is searched for
+// its end once, not from its start after every read (which made one
+// 10 MB event take seconds). 400 KB searched again after each byte would
+// take tens of billions of steps; once, under a second on any machine.
+func TestLongLineLinear(t *testing.T) {
+	long := strings.Repeat("x", 400<<10)
+	start := time.Now()
+	ev := NewEvents(iotest.OneByteReader(strings.NewReader("data: " + long + "\n\ndata: b\n\n")))
+	var got []int
+	for ev.Next() {
+		got = append(got, len(ev.Data()))
+	}
+	if ev.Err() != nil || len(got) != 2 || got[0] != len(long) || got[1] != 1 {
+		t.Fatalf("events of %v bytes, error %v", got, ev.Err())
+	}
+	var rec record.Record
+	ollama{}.read(iotest.OneByteReader(strings.NewReader(`{"response":"`+long+`","done":false}`+"\r\n"+`{"response":"b","done":true,"eval_count":2}`+"\n")), record.NewClock(), &rec, nil)
+	if !rec.OK() || rec.OutputTokens != 2 {
+		t.Fatalf("ollama: %s %s, %d tokens", rec.Status, rec.Error, rec.OutputTokens)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("two 400 KB lines read one byte at a time took %v", took)
+	}
 }

@@ -20,27 +20,49 @@ import (
 // connections but never answers cannot hang tokperf.
 var ProbeTimeout = 5 * time.Second
 
+// probe is one identity route of an engine of the table.
+type probe struct {
+	engine.Probe
+	engine string
+}
+
+// probes are every engine's identity routes, in the table's order.
+var probes = func() []probe {
+	var out []probe
+	for _, e := range engine.Table() {
+		for _, p := range e.Probes {
+			out = append(out, probe{p, e.Name})
+		}
+	}
+	return out
+}()
+
 // Detect asks a server what it is, from the identity route each engine has
 // (all probed at once, each within ProbeTimeout), and which models it
 // serves. It fails with one clear line when the server cannot be reached,
 // does not answer, or is not ready.
 func Detect(ctx context.Context, client *http.Client, base, apiKey string) (record.Server, []string, error) {
-	base = strings.TrimSuffix(base, "/")
 	type answer struct {
 		code int
+		msg  string // the start of an answer other than 200
 		body map[string]any
 		err  error
 	}
-	type probe struct {
-		engine.Probe
-		engine string
-	}
-	var probes []probe
-	for _, e := range engine.Table() {
-		for _, p := range e.Probes {
-			probes = append(probes, probe{p, e.Name})
+	// Each route goes under the base URL's path, keeping its query (an
+	// API key in it, say), as the generation route does.
+	urls := make([]string, len(probes)+1)
+	for i := range urls {
+		route := "/v1/models"
+		if i < len(probes) {
+			route = probes[i].Path
 		}
+		u, err := routeURL(base, route)
+		if err != nil {
+			return record.Server{}, nil, err
+		}
+		urls[i] = u.String()
 	}
+	shown := Redact(urls[len(probes)]) // the /v1/models URL, for messages
 	answers := make([]answer, len(probes)+1)
 	var models struct {
 		Data []struct {
@@ -53,23 +75,26 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 			pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 			defer cancel()
 			if i == len(probes) {
-				answers[i].code, answers[i].err = getJSON(pctx, client, base+"/v1/models", apiKey, &models)
+				answers[i].code, answers[i].msg, answers[i].err = getBody(pctx, client, urls[i], apiKey, &models)
 				return
 			}
-			answers[i].code, answers[i].err = getJSON(pctx, client, base+probes[i].Path, apiKey, &answers[i].body)
+			answers[i].code, answers[i].err = getJSON(pctx, client, urls[i], apiKey, &answers[i].body)
 		})
 	}
 	wg.Wait()
 	m := answers[len(probes)]
 	switch {
 	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
-		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer /v1/models within %v", Redact(base), ProbeTimeout)
+		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer within %v", shown, ProbeTimeout)
 	case m.err != nil:
-		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", Redact(base), m.err)
+		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", shown, m.err)
 	case m.code == http.StatusServiceUnavailable:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered 503: the server is not ready (still loading? try --wait-ready)", Redact(base))
+		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d: check --api-key or OPENAI_API_KEY", Redact(base), m.code)
+		return record.Server{}, nil, fmt.Errorf("%s answered %d: check --api-key or OPENAI_API_KEY", shown, m.code)
+	case m.code/100 == 5:
+		// A failing listing is not an empty one ("lists no model").
+		return record.Server{}, nil, fmt.Errorf("%s answered HTTP %d: %.200s", shown, m.code, m.msg)
 	}
 	var ids []string
 	for _, d := range models.Data {
@@ -77,19 +102,29 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	}
 	for i, p := range probes {
 		a := answers[i]
-		if a.err != nil || a.code != http.StatusOK || a.body == nil || !p.Is(a.body) {
+		if a.err != nil || a.code != http.StatusOK {
 			continue
 		}
-		s := record.Server{Engine: p.engine, Info: trim(a.body)}
-		if v, ok := a.body[p.VersionKey].(string); ok {
-			s.Version = v
+		if s, ok := p.identify(a.body); ok {
+			return s, ids, nil
 		}
-		return s, ids, nil
 	}
 	if m.code != http.StatusOK {
-		return record.Server{}, nil, fmt.Errorf("%s/v1/models answered %d and no known identity route answered: is this an inference server?", Redact(base), m.code)
+		return record.Server{}, nil, fmt.Errorf("%s answered %d and no known identity route answered: is this an inference server?", shown, m.code)
 	}
 	return record.Server{Engine: "openai"}, ids, nil
+}
+
+// identify matches an identity route's answer to its engine.
+func (p probe) identify(body map[string]any) (record.Server, bool) {
+	if body == nil || !p.Is(body) {
+		return record.Server{}, false
+	}
+	s := record.Server{Engine: p.engine, Info: trim(body)}
+	if v, ok := body[p.VersionKey].(string); ok {
+		s.Version = v
+	}
+	return s, true
 }
 
 // trim keeps the scalar fields of an identity answer, for the result header.
@@ -105,33 +140,40 @@ func trim(info map[string]any) map[string]any {
 }
 
 func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, error) {
+	code, _, err := getBody(ctx, client, u, apiKey, v)
+	return code, err
+}
+
+// getBody is getJSON that also returns the start of an answer other than
+// 200, for messages.
+func getBody(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, "", redactErr(err)
 	}
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", redactErr(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, "", err
 	}
 	if resp.StatusCode == http.StatusOK {
 		json.Unmarshal(body, v)
+		return resp.StatusCode, "", nil
 	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, strings.TrimSpace(string(body[:min(len(body), 200)])), nil
 }
 
 // WaitReady polls a freshly started server until it serves: /health answers
 // 200 (503 or "Loading model" mean wait), then /v1/models does. It returns
 // how long that took, or an error at the timeout.
 func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, timeout time.Duration) (time.Duration, error) {
-	base = strings.TrimSuffix(base, "/")
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -140,7 +182,12 @@ func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, ti
 		for {
 			pctx, pcancel := context.WithTimeout(ctx, ProbeTimeout)
 			var ignored any
-			code, err := getJSON(pctx, client, base+path, apiKey, &ignored)
+			u, err := routeURL(base, path)
+			if err != nil {
+				pcancel()
+				return 0, err
+			}
+			code, err := getJSON(pctx, client, u.String(), apiKey, &ignored)
 			pcancel()
 			if err == nil && code == http.StatusOK {
 				break
@@ -164,15 +211,39 @@ func WaitReady(ctx context.Context, client *http.Client, base, apiKey string, ti
 	return time.Since(start), nil
 }
 
-// Redact drops credentials and query from a URL, for output and files.
+// Redact masks the credentials in a URL, for output and files: the user
+// info and every query value (an API key is often one) become xxxxx; the
+// query's names stay, so the URL still says what it held.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparseable URL)"
 	}
-	u.User = nil
-	u.RawQuery = ""
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				parts[i] = k + "=xxxxx"
+			} else if p != "" {
+				parts[i] = "xxxxx"
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
 	return u.String()
+}
+
+// redactErr masks the URL that net/http puts in its errors.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = Redact(ue.URL)
+	}
+	return err
 }
 
 // DefaultEndpoint is the raw generation endpoint of an engine: its native

@@ -79,9 +79,19 @@ type h1Conn struct {
 	stamp  *stampConn // nil without kernel timestamps
 	buf    []byte
 	r, w   int
-	reads  int   // reads from the connection
-	in     int64 // bytes read from it
+	reads  int       // reads from the connection
+	in     int64     // bytes read from it
+	readAt time.Time // the latest read that returned bytes (without stamp)
 	idleAt time.Time
+}
+
+// arrivedAt is when the bytes read last reached this machine: the
+// kernel's time where the connection has one, else when they were read.
+func (c *h1Conn) arrivedAt() (time.Time, bool) {
+	if c.stamp != nil {
+		return c.stamp.arrivedAt()
+	}
+	return c.readAt, !c.readAt.IsZero()
 }
 
 // get takes an idle connection, or dials one (fresh: never an idle one).
@@ -196,6 +206,9 @@ func (c *h1Conn) fill(limit int) error {
 	c.in += int64(n)
 	c.w += n
 	if n > 0 {
+		if c.stamp == nil {
+			c.readAt = time.Now()
+		}
 		return nil
 	}
 	if err == nil {
@@ -231,6 +244,7 @@ type h1Head struct {
 	length   int64  // -1: unknown (chunked, or to the connection's end)
 	close    bool   // the connection ends with this response
 	location string // a redirect's target
+	ctype    string // Content-Type
 }
 
 // head reads a response's status line and headers, skipping 1xx
@@ -298,6 +312,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 			h.length = n
 		case asciiEqualFold(name, "location"):
 			h.location = string(value)
+		case asciiEqualFold(name, "content-type"):
+			h.ctype = string(value)
 		case asciiEqualFold(name, "connection"):
 			if containsFold(value, "close") {
 				h.close = true

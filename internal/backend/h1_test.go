@@ -423,7 +423,7 @@ func TestH1CancelAndDial(t *testing.T) {
 	dead, _ := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", Conns: 1})
 	rec = record.New(1)
 	dead.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 5}, &rec)
-	if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "POST http://127.0.0.1:1/v1/completions") {
+	if rec.Status != record.StatusConnectError || !strings.Contains(rec.Error, "POST http://127.0.0.1:1/v1/completions") {
 		t.Errorf("dead address: status %q error %q", rec.Status, rec.Error)
 	}
 }
@@ -741,5 +741,60 @@ func TestH1Redirect(t *testing.T) {
 		if rec.Status != record.StatusHTTPError || rec.HTTPCode != 308 || !strings.Contains(rec.Error, "redirects to https://llm.example/v1/completions") {
 			t.Errorf("lean %v: status %q code %d error %q", lean, rec.Status, rec.HTTPCode, rec.Error)
 		}
+	}
+}
+
+// hugeEvent is a response whose one event is 10 MB, sent in 16 KB chunks
+// as a server flushing a long final text would.
+func hugeEvent(ndjson bool) []byte {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+	ev := []byte(`data: {"choices":[{"text":"` + strings.Repeat("x", 10<<20) + `","finish_reason":"length"}],"usage":{"completion_tokens":1}}` + "\n\n")
+	if ndjson {
+		b.Reset()
+		b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n")
+		ev = []byte(`{"response":"` + strings.Repeat("x", 10<<20) + `","done":true,"eval_count":1}` + "\n")
+	}
+	for len(ev) > 0 {
+		n := min(len(ev), 16<<10)
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", n, ev[:n])
+		ev = ev[n:]
+	}
+	if !ndjson {
+		b.WriteString("e\r\ndata: [DONE]\n\n\r\n")
+	}
+	b.WriteString("0\r\n\r\n")
+	return b.Bytes()
+}
+
+// One 10 MB event: reading it costs time linear in its size on both
+// clients (it once cost the lean client 15 times net/http's).
+func BenchmarkHugeEvent(b *testing.B) {
+	sse, ndjson := cannedServer(b, hugeEvent(false)), cannedServer(b, hugeEvent(true))
+	for _, tc := range []struct {
+		name, url, endpoint, engine string
+		lean                        bool
+	}{
+		{"sse/lean", sse, "completions", "", true},
+		{"sse/net-http", sse, "completions", "", false},
+		{"ndjson/lean", ndjson, "generate", "ollama", true},
+		{"ndjson/net-http", ndjson, "generate", "ollama", false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			be, err := New(Config{URL: tc.url, Endpoint: tc.endpoint, Engine: tc.engine, Conns: 1, NetHTTP: !tc.lean})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			clock := record.NewClock()
+			b.SetBytes(10 << 20)
+			for b.Loop() {
+				rec := record.New(1)
+				be.Do(b.Context(), clock, record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+				if !rec.OK() {
+					b.Fatalf("%s: %s", rec.Status, rec.Error)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,6 +64,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 	for ev.Next() {
 		now := clock.Now()
 		if string(ev.Data()) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		var e tgiEvent
@@ -92,6 +94,8 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 			if d.InputLength > 0 {
 				rec.PromptTokens, rec.PromptSource = d.InputLength, record.SourceUsage
 			}
+			rec.Done = now // the last event
+			break
 		}
 	}
 	if !sawFinish {
@@ -165,6 +169,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 	for ev.Next() {
 		now := clock.Now()
 		if string(ev.Data()) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		var e llamaEvent
@@ -206,6 +211,8 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 				rec.CachedTokens = e.Timings.CacheN
 			}
 			rec.Server = e.Timings.timing()
+			rec.Done = now // the last event
+			break
 		}
 	}
 	if !sawFinish {
@@ -273,6 +280,7 @@ type ollamaLine struct {
 func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
+	sc.Split((&lines{}).split)
 	sawFinish := false
 	for sc.Scan() {
 		now := clock.Now()
@@ -315,6 +323,8 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 					E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: l.EvalCount,
 				}
 			}
+			rec.Done = now // the last line
+			break
 		}
 	}
 	if !sawFinish {
@@ -331,4 +341,26 @@ func decode(data []byte, v any, rec *record.Record) bool {
 		return false
 	}
 	return true
+}
+
+// lines splits like bufio.ScanLines, but a long line that comes in many
+// reads is searched once, not from its start after every read.
+type lines struct{ searched int }
+
+func (l *lines) split(data []byte, atEOF bool) (int, []byte, error) {
+	from := min(l.searched, len(data))
+	if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
+		i += from
+		l.searched = 0
+		return i + 1, bytes.TrimSuffix(data[:i], []byte{'\r'}), nil
+	}
+	if atEOF {
+		l.searched = 0
+		if len(data) > 0 {
+			return len(data), bytes.TrimSuffix(data, []byte{'\r'}), nil
+		}
+		return 0, nil, nil
+	}
+	l.searched = len(data)
+	return 0, nil, nil
 }

@@ -161,6 +161,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 		now := clock.Now()
 		data := ev.Data()
 		if string(data) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		f, ok := chunkFacts{}, false

@@ -52,6 +52,7 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 		now := clock.Now()
 		data := ev.Data()
 		if string(data) == "[DONE]" {
+			rec.Done = now
 			break
 		}
 		var e sglangEvent
@@ -97,6 +98,8 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 			} else {
 				rec.FinishReason = string(m.FinishReason)
 			}
+			rec.Done = now // the last event: [DONE] may follow, nothing more
+			break
 		}
 	}
 	rec.OutputTokens, rec.OutputSource, rec.ChunkSource = cum, record.SourceUsage, record.SourceContinuous

@@ -27,6 +27,7 @@ type Events struct {
 	counter  readCounter // src, or the body when it counts its own reads
 	data     []byte
 	skipLF   bool // the last line ended in CR: a following LF belongs to it
+	searched int  // bytes of the pending line already searched for its end
 	buffered bool
 	started  bool // Next was called before
 	err      error
@@ -83,7 +84,12 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 		}
 	}
 	rest := data[skip:]
-	if i := lineEnd(rest); i >= 0 {
+	// A long line comes in many reads: each search starts where the last
+	// one stopped, or a 10 MB event would be searched thousands of times.
+	from := min(e.searched, len(rest))
+	if i := lineEnd(rest[from:]); i >= 0 {
+		i += from
+		e.searched = 0
 		if rest[i] == '\r' {
 			if i+1 < len(rest) {
 				if rest[i+1] == '\n' {
@@ -96,11 +102,13 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 		return skip + i + 1, rest[:i], nil
 	}
 	if atEOF {
+		e.searched = 0
 		if len(rest) > 0 {
 			return len(data), rest, nil
 		}
 		return len(data), nil, nil
 	}
+	e.searched = len(rest)
 	if skip > 0 {
 		return skip, nil, nil
 	}

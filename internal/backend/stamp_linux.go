@@ -29,6 +29,7 @@ type stampConn struct {
 	recvFn  func(fd uintptr) bool
 	arrived atomic.Int64 // the latest bytes' arrival, ns since stampEpoch; 0 before any
 	kernel  atomic.Int64 // reads that carried a kernel time
+	ts      int64        // the latest kernel time, ns since 1970
 }
 
 // stampEpoch anchors arrivals on the monotonic clock.
@@ -83,15 +84,26 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	}
 	now := time.Now()
 	at := now.Sub(stampEpoch)
+	prev := time.Duration(c.arrived.Load())
 	if ts, ok := kernelTime(c.oob[:c.oobn]); ok {
 		// Both are wall-clock readings taken microseconds apart, so a
 		// slow clock adjustment cannot matter; a step can, and is ignored.
 		if lag := now.Sub(ts); lag >= 0 && lag < time.Minute {
 			at -= lag
 			c.kernel.Add(1)
+			// Reads of the same segment carry the same kernel time: they
+			// get the same arrival, not one that jitters by the
+			// nanoseconds between the two clock readings.
+			if ts.UnixNano() == c.ts && prev > 0 {
+				at = prev
+			}
+			c.ts = ts.UnixNano()
 		}
 	}
-	c.arrived.Store(int64(max(at, 1)))
+	// Arrivals never go backwards on a connection (a read without a
+	// kernel time is timed by the read, which may be before the kernel
+	// time of a segment read earlier, by the clocks' jitter).
+	c.arrived.Store(int64(max(at, prev, 1)))
 	return c.n, nil
 }
 
@@ -100,6 +112,12 @@ func (c *stampConn) Read(p []byte) (int, error) {
 func (c *stampConn) Arrived() (time.Duration, bool) {
 	at := c.arrived.Load()
 	return time.Duration(at), at != 0
+}
+
+// arrivedAt is Arrived as a time on the monotonic clock.
+func (c *stampConn) arrivedAt() (time.Time, bool) {
+	at, ok := c.Arrived()
+	return stampEpoch.Add(at), ok
 }
 
 // kernelTime finds SCM_TIMESTAMPNS in a control message buffer (64-bit

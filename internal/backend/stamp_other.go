@@ -16,6 +16,8 @@ func withStamps(c net.Conn) net.Conn { return c }
 
 func (c *stampConn) Arrived() (time.Duration, bool) { return 0, false }
 
+func (c *stampConn) arrivedAt() (time.Time, bool) { return time.Time{}, false }
+
 // closedByPeer is not known here: a request sent on a closed connection
 // is retried once instead.
 func closedByPeer(net.Conn) bool { return false }

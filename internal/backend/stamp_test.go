@@ -116,3 +116,35 @@ func BenchmarkConnRead(b *testing.B) {
 		})
 	}
 }
+
+// TestSameSegment: reads of one segment, however many, get the segment's
+// kernel time, not times that jitter by the nanoseconds between the wall
+// and the monotonic clock readings of each read.
+func TestSameSegment(t *testing.T) {
+	c, s := loopbackPair(t, withStamps)
+	sc, ok := c.(*stampConn)
+	if !ok {
+		t.Skip("no kernel receive timestamps on this platform")
+	}
+	if _, err := s.Write(make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // the whole segment is in
+	buf := make([]byte, 10)
+	var first time.Duration
+	for i := range 100 {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+		at, _ := sc.Arrived()
+		if i == 0 {
+			first = at
+		}
+		if at != first {
+			if sc.kernel.Load() < int64(i+1) {
+				t.Skip("the kernel gave no receive timestamp") // timestamping off system-wide, or a sandbox
+			}
+			t.Fatalf("read %d of one segment arrived at %v, the first at %v", i, at, first)
+		}
+	}
+}

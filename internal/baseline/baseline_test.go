@@ -45,6 +45,13 @@ func TestNormalize(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(builtin)
 	f.Add([]byte("- name: a\n  points: [{concurrency: 1, aggregate_tok_s: 1}]\n"))
+	// Near the inputs that crashed or exhausted the YAML library: a tag
+	// one deletion away from having no value, aliases, deep nesting.
+	f.Add([]byte("- name: a\n  points: !t x\n"))
+	f.Add([]byte("- name: !t a\n  points:\n    - concurrency: !t 1\n"))
+	f.Add([]byte("- &a {name: a, points: [{concurrency: 1, aggregate_tok_s: 1}]}\n- *a\n"))
+	f.Add([]byte("- name: a\n  points: [[[[[[[[{concurrency: 1}]]]]]]]]\n"))
+	f.Add([]byte("- name: a\n  points: [{concurrency: 1, aggregate_tok_s: .inf}]\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		bs, err := Parse("fuzz.yaml", in)
 		if err != nil {

@@ -139,7 +139,8 @@ func (q Question) Correct(output string) bool {
 }
 
 // Problems lists what is wrong with an output that should be sensible
-// text: empty, unprintable, or degenerate repetition.
+// text: empty, unprintable, or degenerate repetition, of words or of a
+// few characters.
 func Problems(text string) []string {
 	var out []string
 	if strings.TrimSpace(text) == "" {
@@ -170,7 +171,48 @@ func Problems(text string) []string {
 			out = append(out, fmt.Sprintf("degenerate: %d distinct words in %d", len(counts), len(w)))
 		}
 	}
+	if len(out) == 0 || !strings.HasPrefix(out[len(out)-1], "degenerate") {
+		if unit, reps := repeated(text); reps > 0 {
+			out = append(out, fmt.Sprintf("degenerate: %q repeated %d times", unit, reps))
+		}
+	}
 	return out
+}
+
+// Limits of the character-level repetition test: a unit of up to
+// maxPeriod characters repeated at least minRepeats times, over at least
+// half the text and at least minRepeatRun characters. A word counter does
+// not see "horahorahora…" or "WHWHWH…": it is one word.
+const (
+	maxPeriod    = 32
+	minRepeats   = 6
+	minRepeatRun = 20
+)
+
+// repeated finds the longest stretch of text that is a short unit
+// repeated, and returns the unit and how many times it repeats when that
+// stretch makes the text degenerate; reps is 0 when it does not.
+func repeated(text string) (unit string, reps int) {
+	rs := []rune(text)
+	bestLen, bestP, bestEnd := 0, 0, 0
+	for p := 1; p <= maxPeriod && p < len(rs); p++ {
+		run := 0 // runes i with rs[i] == rs[i-p], in a row
+		for i := p; i < len(rs); i++ {
+			if rs[i] != rs[i-p] {
+				run = 0
+				continue
+			}
+			run++
+			if run+p > bestLen {
+				bestLen, bestP, bestEnd = run+p, p, i+1
+			}
+		}
+	}
+	if bestP == 0 || bestLen < minRepeatRun || bestLen/bestP < minRepeats || 2*bestLen < len(rs) {
+		return "", 0
+	}
+	start := bestEnd - bestLen
+	return string(rs[start : start+bestP]), bestLen / bestP
 }
 
 // Wilson is the 95% Wilson score interval of a proportion k/n.

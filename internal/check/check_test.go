@@ -2,6 +2,7 @@ package check
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,5 +76,38 @@ func TestWilson(t *testing.T) {
 func TestDivergence(t *testing.T) {
 	if Divergence("a b c", "a b c") != -1 || Divergence("a b c", "a x c") != 1 || Divergence("a b", "a b c") != 2 {
 		t.Error("divergence positions")
+	}
+}
+
+// TestRepetition: output that is a few characters over and over is
+// degenerate even without spaces between them; sensible text is not.
+func TestRepetition(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{strings.Repeat("hora", 40), `degenerate: "hora" repeated 40 times`},
+		{strings.Repeat("WH", 100), `degenerate: "WH" repeated 100 times`},
+		{"Sure! " + strings.Repeat("horahora", 20) + "…", `repeated`},
+		{strings.Repeat("!", 64), `degenerate: "!" repeated 64 times`},
+		{strings.Repeat("ab12", 8), `degenerate: "ab12" repeated 8 times`},
+		{strings.Repeat("日本", 30), `degenerate: "日本" repeated 30 times`},
+	} {
+		p := Problems(tc.text)
+		if len(p) == 0 || !strings.Contains(p[len(p)-1], tc.want) {
+			t.Errorf("%.40q…: problems %q, want one with %q", tc.text, p, tc.want)
+		}
+	}
+	for _, ok := range []string{
+		"The sea is wide and deep, and its waves roll in from far away.",
+		"Three hundred forty-seven",
+		"1000000",
+		"Hahaha, that is a good one! I had not heard it before.",
+		"The answer is 1,000,000,000,000 — one trillion, written out in full.",
+		"Step 1: add. Step 2: carry the one. Step 3: done.",
+		"Mississippi is a state; its river is long.",
+		"def f(x):\n    return x * x  # square\n\nprint(f(3))",
+		strings.Repeat("-", 10) + " a heading rule, then prose that carries on for a while after it.",
+	} {
+		if p := Problems(ok); len(p) != 0 {
+			t.Errorf("%q flagged: %v", ok, p)
+		}
 	}
 }

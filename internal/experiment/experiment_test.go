@@ -62,6 +62,12 @@ func TestParseErrors(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n"))
+	// Near the inputs that crashed or exhausted the YAML library: a tag
+	// one deletion away from having no value, aliases, deep nesting.
+	f.Add([]byte("configs:\n  - name: a\n    command: !tag x\n"))
+	f.Add([]byte("configs:\n  - name: !t a\n    command: [!t x]\n"))
+	f.Add([]byte("configs:\n  - &a {name: a, command: [x], url: 'http://h:1'}\n  - *a\n"))
+	f.Add([]byte("configs: [[[[[[[[{name: a}]]]]]]]]\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		e, err := Parse("fuzz.yaml", in)
 		if err != nil {

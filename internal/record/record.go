@@ -43,6 +43,13 @@ const (
 	StatusTimeout     Status = "timeout"
 	StatusCancelled   Status = "cancelled"
 	StatusIncomplete  Status = "incomplete"
+	// StatusBadContentType is a 2xx answer that is not a stream (an HTML
+	// page from a proxy, a non-streaming JSON answer); its error holds the
+	// content type.
+	StatusBadContentType Status = "bad_content_type"
+	// StatusConnectError is a connection that could not be opened (refused,
+	// no route, DNS): the request never reached a server.
+	StatusConnectError Status = "connect_error"
 )
 
 // TokenSource says where a token count came from, best first.

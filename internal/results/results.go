@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -252,16 +253,17 @@ func (w *Writer) Close(interrupted bool) error {
 // Reader reads a result file with the Scanner shape. A last line cut short
 // by a crash is skipped and reported by Truncated, not an error.
 type Reader struct {
-	sc        *bufio.Scanner
-	name      string
-	lineNo    int
-	header    *Header
-	end       *End
-	rec       record.Record
-	err       error
-	truncated bool
-	metrics   []record.ServerSample
-	gpu       []record.GPUSample
+	sc         *bufio.Scanner
+	name       string
+	lineNo     int
+	header     *Header
+	headerLine int
+	end        *End
+	rec        record.Record
+	err        error
+	truncated  bool
+	metrics    []record.ServerSample
+	gpu        []record.GPUSample
 }
 
 // GPU are the GPU readings read so far.
@@ -304,11 +306,23 @@ func (r *Reader) Next() bool {
 		if bytes.HasPrefix(b, requestPrefix) {
 			kind.Type = "request"
 		} else if err := json.Unmarshal(b, &kind); err != nil {
-			r.badLine(err)
+			r.badLine(b, err)
+			return false
+		}
+		if r.header == nil && kind.Type != "header" {
+			if kind.Type == "request" {
+				r.err = fmt.Errorf("%s line %d: a request before the header: not a tokperf result file", r.name, r.lineNo)
+			} else {
+				r.err = fmt.Errorf("%s line %d: not a tokperf result file: the first line is not a header", r.name, r.lineNo)
+			}
 			return false
 		}
 		switch kind.Type {
 		case "header":
+			if r.header != nil {
+				r.err = fmt.Errorf("%s line %d: a second header (the first is line %d): one file holds one run", r.name, r.lineNo, r.headerLine)
+				return false
+			}
 			var h Header
 			if err := json.Unmarshal(b, &h); err != nil {
 				r.err = fmt.Errorf("%s line %d: header: %v", r.name, r.lineNo, err)
@@ -318,20 +332,20 @@ func (r *Reader) Next() bool {
 				r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
 				return false
 			}
-			r.header = &h
+			r.header, r.headerLine = &h, r.lineNo
 		case "request":
-			if r.header == nil {
-				r.err = fmt.Errorf("%s line %d: a request before the header: not a tokperf result file", r.name, r.lineNo)
-				return false
-			}
 			var l line
 			if err := json.Unmarshal(b, &l); err != nil {
 				var syn *json.SyntaxError
 				if errors.As(err, &syn) {
-					r.badLine(err)
+					r.badLine(b, err)
 				} else {
 					r.err = fmt.Errorf("%s line %d: %v", r.name, r.lineNo, err)
 				}
+				return false
+			}
+			if err := l.check(); err != nil {
+				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
 				return false
 			}
 			r.rec = l.record()
@@ -362,22 +376,82 @@ func (r *Reader) Next() bool {
 	if r.err == nil {
 		if err := r.sc.Err(); err != nil {
 			r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo+1, err)
-		} else if r.header == nil {
-			r.err = fmt.Errorf("%s: no header line: not a tokperf result file", r.name)
+		} else if r.header == nil && !r.truncated {
+			r.err = fmt.Errorf("%s line 1: no header: the file is empty", r.name)
 		}
 	}
 	return false
 }
 
-// badLine handles a line that is not JSON: only the last line may be cut
-// short (a crash mid-write); anywhere else it is an error.
-func (r *Reader) badLine(err error) {
-	bad := r.lineNo
-	if !r.sc.Scan() && r.sc.Err() == nil {
-		r.truncated = true
-		return
+// check rejects what no run writes: negative counts and offsets, and
+// chunks out of arrival order. The error names the field.
+func (l *line) check() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
+		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s: %d is negative", f.name, f.v)
+		}
 	}
-	r.err = fmt.Errorf("%s line %d: %v", r.name, bad, err)
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{
+		{"first_byte_ns", l.FirstByte}, {"first_token_ns", l.FirstToken}, {"first_content_ns", l.FirstContent}, {"last_token_ns", l.LastToken},
+	} {
+		if f.v != nil && *f.v < 0 {
+			return fmt.Errorf("%s: %d is negative", f.name, *f.v)
+		}
+	}
+	for i, c := range l.Chunks {
+		switch {
+		case c[0] < 0:
+			return fmt.Errorf("chunks[%d]: offset %d is negative", i, c[0])
+		case c[1] < 0:
+			return fmt.Errorf("chunks[%d]: %d tokens is negative", i, c[1])
+		case c[1] > math.MaxInt32:
+			return fmt.Errorf("chunks[%d]: %d tokens is more than any chunk holds", i, c[1])
+		case i > 0 && c[0] < l.Chunks[i-1][0]:
+			return fmt.Errorf("chunks[%d]: offset %d is before the previous chunk's %d: chunks are stored in arrival order", i, c[0], l.Chunks[i-1][0])
+		}
+	}
+	return nil
+}
+
+// badLine handles a line that is not a JSON object: only the last line may
+// be cut short (a crash mid-write), and only to the start of one; anything
+// else is an error. The first line cut short leaves no header, which is an
+// error too; a first line that is not even the start of JSON is not a
+// result file.
+func (r *Reader) badLine(b []byte, err error) {
+	bad := r.lineNo
+	last := !r.sc.Scan() && r.sc.Err() == nil
+	torn := jsonPrefix(b)
+	switch {
+	case r.header == nil && torn && last:
+		r.truncated = true
+		r.err = fmt.Errorf("%s line %d: no header: the file was cut before its first line was complete", r.name, bad)
+	case r.header == nil && json.Valid(b):
+		r.err = fmt.Errorf("%s: not a tokperf result file: line %d is not a header", r.name, bad)
+	case r.header == nil:
+		r.err = fmt.Errorf("%s: not a tokperf result file: line %d is not JSON", r.name, bad)
+	case last && torn:
+		r.truncated = true
+	default:
+		r.err = fmt.Errorf("%s line %d: %v", r.name, bad, err)
+	}
+}
+
+// jsonPrefix reports whether b is the start of a JSON value cut short
+// (what a crash mid-write leaves), not bytes that never were JSON.
+func jsonPrefix(b []byte) bool {
+	var v any
+	err := json.NewDecoder(bytes.NewReader(b)).Decode(&v)
+	return errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // Record is the current record.

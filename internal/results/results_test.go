@@ -113,21 +113,87 @@ func TestCutLastLine(t *testing.T) {
 	}
 }
 
+// TestBadFiles: a file that is not a whole result file is an error naming
+// the file and the line, never a reader with neither error nor header.
+func TestBadFiles(t *testing.T) {
+	golden, err := os.ReadFile("testdata/format.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(golden), "\n")
+	hdr, req := lines[0], lines[1]
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"torn header", hdr[:300], "r.jsonl line 1: no header: the file was cut before its first line was complete"},
+		{"torn header after a blank line", "\n" + hdr[:10], "r.jsonl line 2: no header: the file was cut"},
+		{"garbage", "\x00\x01", "r.jsonl: not a tokperf result file: line 1 is not JSON"},
+		{"garbage line", "\x00\x01\n" + hdr, "r.jsonl: not a tokperf result file: line 1 is not JSON"},
+		{"JSON, not a header", "[1,2]\n", "r.jsonl: not a tokperf result file: line 1 is not a header"},
+		{"end first", `{"type":"end"}` + "\n" + hdr, "r.jsonl line 1: not a tokperf result file: the first line is not a header"},
+		{"empty", "", "r.jsonl line 1: no header: the file is empty"},
+		{"two headers", hdr + req + hdr, "r.jsonl line 3: a second header (the first is line 1)"},
+		{"negative tokens", hdr + strings.Replace(req, `"output_tokens":4`, `"output_tokens":-4`, 1), "r.jsonl line 2: output_tokens: -4 is negative"},
+		{"negative offset", hdr + strings.Replace(req, `"sent_ns":1500`, `"sent_ns":-1500`, 1), "r.jsonl line 2: sent_ns: -1500 is negative"},
+		{"negative first token", hdr + strings.Replace(req, `"first_token_ns":10000000`, `"first_token_ns":-10000000`, 1), "r.jsonl line 2: first_token_ns: -10000000 is negative"},
+		{"negative chunk tokens", hdr + strings.Replace(req, `[16000000,3]`, `[16000000,-3]`, 1), "r.jsonl line 2: chunks[1]: -3 tokens is negative"},
+		{"negative chunk offset", hdr + strings.Replace(req, `[10000000,1]`, `[-10000000,1]`, 1), "r.jsonl line 2: chunks[0]: offset -10000000 is negative"},
+		{"chunks out of order", hdr + strings.Replace(req, `[16000000,3]`, `[6000000,3]`, 1), "r.jsonl line 2: chunks[1]: offset 6000000 is before the previous chunk's 10000000"},
+		{"garbage last line", hdr + req + "\x00\x01", "r.jsonl line 3: invalid character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(tc.in, "-") && strings.Contains(tc.want, "negative") {
+				t.Fatal("the case did not change the line")
+			}
+			r := NewReader(strings.NewReader(tc.in), "r.jsonl")
+			for r.Next() {
+			}
+			if r.Err() == nil || !strings.Contains(r.Err().Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", r.Err(), tc.want)
+			}
+		})
+	}
+}
+
+// FuzzReader: whatever the bytes, reading never panics and ends either in
+// an error or with a header; records come only after a header and hold no
+// negative count or offset.
 func FuzzReader(f *testing.F) {
-	b, _ := os.ReadFile("testdata/format.golden")
+	b, err := os.ReadFile("testdata/format.golden")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add(b)
+	// A real file torn at every byte of its first lines (a crash, or head -c).
+	for i := range min(len(b), 1200) {
+		f.Add(b[:i])
+	}
 	f.Add([]byte("{\"type\":\"request\"}\n"))
+	f.Add([]byte("\x00\x01"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := NewReader(strings.NewReader(string(in)), "fuzz.jsonl")
 		n := 0
 		for r.Next() {
 			n++
+			if r.Header() == nil {
+				t.Fatal("a record without a header")
+			}
 			rec := r.Record()
-			_ = rec.ChunkTokens()
+			if rec.OutputTokens < 0 || rec.Sent < 0 || rec.Done < 0 || rec.ChunkTokens() < 0 {
+				t.Fatalf("record with negative figures: %+v", rec)
+			}
+			for i := 1; i < len(rec.Chunks); i++ {
+				if rec.Chunks[i].At < rec.Chunks[i-1].At {
+					t.Fatalf("chunks out of order: %+v", rec.Chunks)
+				}
+			}
 		}
-		if r.Err() != nil && n > 0 && r.Header() == nil {
-			t.Fatal("records without a header")
+		if r.Err() == nil && r.Header() == nil {
+			t.Fatalf("neither an error nor a header (truncated %v)", r.Truncated())
+		}
+		if r.Err() != nil && !strings.HasPrefix(r.Err().Error(), "fuzz.jsonl") {
+			t.Fatalf("error %q does not name the file", r.Err())
 		}
 	})
 }

@@ -17,6 +17,13 @@ func FuzzParseProfile(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("name: x\ndecode: {table: [{batch: 1, step_ms: 1}]}\nprefill: {per_token_us: 1}\n"))
+	// Near the inputs that crashed or exhausted the YAML library: a tag
+	// one deletion away from having no value, aliases, deep nesting.
+	f.Add([]byte("name: x\ndecode:\n  table: !t x\n"))
+	f.Add([]byte("name: !t x\ndecode:\n  table:\n    - batch: !t 1\n"))
+	f.Add([]byte("a: &a [1,1]\nb: &b [*a,*a]\nname: x\n"))
+	f.Add([]byte("decode: {table: [[[[[[[[{batch: 1}]]]]]]]]}\n"))
+	f.Add([]byte("decode:\n  table:\n    - batch: 1\n      step_ms: .inf\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		p, err := ParseProfile("fuzz.yaml", in)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -28,8 +29,8 @@ func ParseGPULine(line string) (record.GPUSample, error) {
 	}
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0 // "[N/A]" and the like
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0 // "[N/A]" and the like: no reading, not an infinite one
 		}
 		return v
 	}

@@ -25,7 +25,8 @@ import (
 )
 
 // Parse reads Prometheus text exposition and sums each metric over its
-// label sets. Histogram buckets are skipped (their _sum and _count kept).
+// label sets. Histogram buckets are skipped (their _sum and _count kept),
+// and so are values that are not finite.
 func Parse(r io.Reader) (map[string]float64, error) {
 	out := map[string]float64{}
 	sc := bufio.NewScanner(r)
@@ -56,7 +57,9 @@ func Parse(r io.Reader) (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metrics line %d: value %q: %v", n, fields[0], err)
 		}
-		if strings.HasSuffix(name, "_bucket") || math.IsNaN(v) {
+		// A value that is not finite is no figure (and +Inf plus -Inf
+		// would make the sum NaN).
+		if strings.HasSuffix(name, "_bucket") || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		out[name] += v

@@ -52,8 +52,55 @@ func FuzzParse(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", "llama-metrics.txt")); err == nil {
 		f.Add(b)
 	}
+	f.Add([]byte("x +Inf\nx -Inf\ny NaN\nz{a=\"}\"} 1e308\nz 1e308\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		Parse(strings.NewReader(string(in)))
+		m, err := Parse(strings.NewReader(string(in)))
+		if err != nil {
+			return
+		}
+		for k, v := range m {
+			if k == "" || math.IsNaN(v) {
+				t.Fatalf("metric %q = %v", k, v)
+			}
+		}
+	})
+}
+
+// TestParseNotFinite: +Inf and -Inf are not summed into a NaN.
+func TestParseNotFinite(t *testing.T) {
+	m, err := Parse(strings.NewReader("x +Inf\nx -Inf\nx 2\ny NaN\n"))
+	if err != nil || m["x"] != 2 || len(m) != 1 {
+		t.Errorf("%v %v: want x=2 alone", m, err)
+	}
+	if s, err := ParseGPULine("0, GPU, NaN, 100, Inf, -Inf"); err != nil || s.MemUsedMiB != 0 || s.UtilPct != 0 || s.PowerW != 0 {
+		t.Errorf("not finite readings: %+v %v", s, err)
+	}
+}
+
+// FuzzParseGPULine: any line nvidia-smi might print (or a broken pipe
+// might leave) is a sample or an error, and a sample holds finite,
+// readable figures.
+func FuzzParseGPULine(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "nvidia-smi.csv"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f.Add(l)
+	}
+	f.Add("0, GPU, NaN, 100, Inf, -Inf")
+	f.Add("garbage")
+	f.Add(",,,,,")
+	f.Fuzz(func(t *testing.T, line string) {
+		s, err := ParseGPULine(line)
+		if err != nil {
+			return
+		}
+		for _, v := range []float64{s.MemUsedMiB, s.MemTotalMiB, s.UtilPct, s.PowerW} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%q: %+v", line, s)
+			}
+		}
 	})
 }
 

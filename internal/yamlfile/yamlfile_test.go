@@ -41,3 +41,71 @@ func TestDecodeAndLocate(t *testing.T) {
 		t.Errorf("located: %v", err)
 	}
 }
+
+type figures struct {
+	Name   string `yaml:"name"`
+	Decode struct {
+		Table []struct {
+			Batch  int     `yaml:"batch"`
+			StepMs float64 `yaml:"step_ms"`
+		} `yaml:"table"`
+	} `yaml:"decode"`
+	Configs []struct {
+		Name    string   `yaml:"name"`
+		Command []string `yaml:"command"`
+	} `yaml:"configs"`
+	Points []map[string]float64 `yaml:"points"`
+}
+
+// TestHostile: files that crash or exhaust the YAML library are errors
+// naming the file, found before the library sees them or recovered from it.
+func TestHostile(t *testing.T) {
+	laughs := "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	for i, c := range "bcdefghi" {
+		prev := string("abcdefghi"[i])
+		laughs += string(c) + ": &" + string(c) + " [" + strings.Repeat("*"+prev+",", 8) + "*" + prev + "]\n"
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"tag without a value in a list", "configs:\n  - name: a\n    command: !tag\n", "f.yaml:3:14: tags (!tag) are not supported"},
+		{"tag without a value", "decode:\n  table: !t", "f.yaml:2:10: tags (!t) are not supported"},
+		{"tag on points", "points: !t\n", "f.yaml:1:9: tags (!t) are not supported"},
+		{"tag with a value", "name: !!str x\n", "f.yaml:1:7: tags (!!str) are not supported"},
+		{"billion laughs", laughs, "f.yaml:1:4: anchors and aliases (& and *) are not supported"},
+		{"alias", "name: *x\n", "f.yaml:1:7: anchors and aliases"},
+		{"nested flow", strings.Repeat("[", 200<<10), "f.yaml:1: nested more than 32 deep"},
+		{"nested flow over lines", strings.Repeat("{a:\n", 100), "f.yaml:33: nested more than 32 deep"},
+		{"nested blocks on one line", strings.Repeat("- ", 100<<10) + "x\n", "f.yaml:1: nested more than 32 deep"},
+		{"nested blocks", func() string {
+			var b strings.Builder
+			for i := range 40 {
+				b.WriteString(strings.Repeat(" ", i) + "k:\n")
+			}
+			return b.String()
+		}(), "f.yaml:33: nested more than 32 deep"},
+		{"too big", "name: " + strings.Repeat("x", MaxSize) + "\n", "f.yaml: 1048583 bytes, over the 1024 KB"},
+		{"infinite figure", "decode:\n  table:\n    - batch: 1\n      step_ms: 2\n    - batch: 2\n      step_ms: .inf\n", "f.yaml:6: decode.table[1].step_ms: must be a finite number"},
+		{"NaN figure", "points:\n  - {c: 1, tok_s: .nan}\n", "f.yaml:2: points[0].tok_s: must be a finite number"},
+		{"negative infinity", "decode: {table: [{batch: 1, step_ms: -.Inf}]}\n", "f.yaml:1: decode.table[0].step_ms: must be a finite number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v figures
+			err := Decode("f.yaml", []byte(tc.in), &v)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlain: what the embedded files use still reads, and a comment or a
+// quoted string holding brackets and ampersands is no anchor or nesting.
+func TestPlain(t *testing.T) {
+	in := "name: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
+	var v figures
+	if err := Decode("f.yaml", []byte(in), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Name != "a & b *c !d" || len(v.Decode.Table) != 2 || v.Decode.Table[1].StepMs != 1000 || v.Configs[0].Command[2] != "echo [x] & wait" {
+		t.Errorf("decoded %+v", v)
+	}
+}

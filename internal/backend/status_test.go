@@ -1,0 +1,87 @@
+package backend
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// TestFailureClasses: a 200 that is not a stream says so with its content
+// type; a connection that cannot be opened is a connect error; both on
+// each client.
+func TestFailureClasses(t *testing.T) {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<html><title>Sign in to the gateway</title></html>")
+	}))
+	defer page.Close()
+	whole := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"text":" a b","finish_reason":"length"}],"usage":{"completion_tokens":2}}`)
+	}))
+	defer whole.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		name, url, endpoint, engine string
+		status                      record.Status
+		want                        string
+	}{
+		{"HTML page", page.URL, "completions", "", record.StatusBadContentType, `HTTP 200 with Content-Type "text/html; charset=utf-8", not a stream (want text/event-stream): <html><title>Sign in`},
+		{"whole JSON answer", whole.URL, "chat", "", record.StatusBadContentType, `HTTP 200 with Content-Type "application/json", not a stream`},
+		{"HTML page to Ollama", page.URL, "generate", "ollama", record.StatusBadContentType, `not a stream (want application/x-ndjson)`},
+		{"connection refused", refused, "completions", "", record.StatusConnectError, "connection refused"},
+		{"short page held open", heldServer(t, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n", chunk("<html>")),
+			"completions", "", record.StatusBadContentType, `"text/html", not a stream (want text/event-stream): <html>`},
+	} {
+		for _, netHTTP := range []bool{false, true} {
+			t.Run(tc.name+map[bool]string{false: "/lean", true: "/net-http"}[netHTTP], func(t *testing.T) {
+				b, err := New(Config{URL: tc.url, Endpoint: tc.endpoint, Engine: tc.engine, Conns: 1, NetHTTP: netHTTP})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				rec := record.New(1)
+				start := time.Now()
+				b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 2}, &rec)
+				if rec.Status != tc.status || !strings.Contains(rec.Error, tc.want) {
+					t.Errorf("status %q error %q, want %q with %q", rec.Status, rec.Error, tc.status, tc.want)
+				}
+				if took := time.Since(start); took > 3*time.Second {
+					t.Errorf("took %v", took)
+				}
+			})
+		}
+	}
+}
+
+// TestModelsError: /v1/models failing is reported as its answer, not as a
+// server with no model.
+func TestModelsError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		if r.URL.Path == "/info" {
+			fmt.Fprint(w, `{"model_id":"m","router":"text-generation-router","version":"3.0"}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	_, models, err := Detect(t.Context(), NewClient(4, nil), srv.URL, "")
+	if err == nil || !strings.Contains(err.Error(), "/v1/models answered HTTP 500: internal error") {
+		t.Errorf("models %v, error %v: want /v1/models answered HTTP 500", models, err)
+	}
+}
