@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
