@@ -136,7 +136,9 @@ func (t *llamaTimings) timing() *record.ServerTiming {
 	if t == nil || (t.PredictedMs == 0 && t.PromptMs == 0) {
 		return nil
 	}
-	return &record.ServerTiming{PromptMs: t.PromptMs, DecodeMs: t.PredictedMs, E2EMs: t.PromptMs + t.PredictedMs, OutputTokens: t.PredictedN}
+	// predicted_ms runs from the first generated token to the last: it
+	// covers n − 1 of the predicted_n tokens, as the client's decode time does.
+	return &record.ServerTiming{PromptMs: t.PromptMs, DecodeMs: t.PredictedMs, E2EMs: t.PromptMs + t.PredictedMs, OutputTokens: max(t.PredictedN-1, 0)}
 }
 
 type llamaEvent struct {
@@ -318,9 +320,12 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 			rec.OutputTokens, rec.OutputSource = l.EvalCount, record.SourceUsage
 			rec.PromptTokens, rec.PromptSource = l.PromptEvalCount, record.SourceUsage
 			if l.EvalDuration > 0 || l.PromptEvalDuration > 0 {
+				// eval_duration is the engine's compute for the tokens after
+				// the first (n − 1 of eval_count), summed per step: not the
+				// time a reader waits, so it is marked as compute.
 				rec.Server = &record.ServerTiming{
 					PromptMs: float64(l.PromptEvalDuration) / 1e6, DecodeMs: float64(l.EvalDuration) / 1e6,
-					E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: l.EvalCount,
+					E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: max(l.EvalCount-1, 0), Compute: true,
 				}
 			}
 			rec.Done = now // the last line

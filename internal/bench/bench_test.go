@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -190,6 +191,71 @@ wire: {usage_at_end: true}
 	for _, w := range run.Warnings {
 		if w.Check == "drain_tail" {
 			t.Errorf("a drain tail at C=1: %s", w)
+		}
+	}
+}
+
+// The server's own timing set beside the client's compares like with
+// like: llama.cpp's predicted_ms covers the tokens after the first, so its
+// decode speed equals the client's within 1% at 8 and at 64 tokens; Ollama's
+// eval_duration is compute only, so its total_duration is the like for
+// like, equal to the client's E2E within 1%.
+func TestServerTimingLikeForLike(t *testing.T) {
+	dir := t.TempDir()
+	for _, engine := range []string{"llamacpp", "ollama"} {
+		for _, tokens := range []int{8, 64} {
+			t.Run(fmt.Sprintf("%s %d tokens", engine, tokens), func(t *testing.T) {
+				p := filepath.Join(dir, engine+".yaml")
+				os.WriteFile(p, []byte("name: "+engine+"\nengine: "+engine+"\nmodel: m\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\n"), 0o644)
+				var run *analyze.Run
+				virtual(t, func(env *Env) {
+					cfg := tinySweep(dir, 2)
+					cfg.Target.SimProfile, cfg.Workload.OutputTokens = p, tokens
+					var err error
+					if run, err = Sweep(context.Background(), cfg, env); err != nil {
+						t.Fatal(err)
+					}
+				})
+				s := run.Stages[0]
+				if s.ServerTimed != s.OK {
+					t.Fatalf("%d of %d requests timed by the server", s.ServerTimed, s.OK)
+				}
+				if engine == "llamacpp" {
+					if d := s.DecodeTokS.Mean/s.ServerDecodeTokS.Mean - 1; math.Abs(d) > 0.01 || s.ServerCompute != 0 {
+						t.Errorf("decode: client %.1f, server %.1f tok/s (%+.2f%%)", s.DecodeTokS.Mean, s.ServerDecodeTokS.Mean, 100*d)
+					}
+					return
+				}
+				if d := s.E2E.Mean/s.ServerE2E.Mean - 1; math.Abs(d) > 0.01 || s.ServerCompute != s.OK {
+					t.Errorf("E2E: client %.2f, server %.2f ms (%+.2f%%); %d of %d compute-only", s.E2E.Mean, s.ServerE2E.Mean, 100*d, s.ServerCompute, s.OK)
+				}
+			})
+		}
+	}
+}
+
+// A server that closes every connection after a stream (llama-server) is
+// dialled afresh each time: no retries, and no warning blames the client.
+func TestServerThatClosesConnections(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "closes.yaml")
+	os.WriteFile(p, []byte("name: closes\nengine: llamacpp\nmodel: m\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\nwire: {close_after_stream: true}\n"), 0o644)
+	var run *analyze.Run
+	virtual(t, func(env *Env) {
+		cfg := tinySweep(dir, 4)
+		cfg.Target.SimProfile, cfg.Load.Requests = p, 40
+		var err error
+		if run, err = Sweep(context.Background(), cfg, env); err != nil {
+			t.Fatal(err)
+		}
+	})
+	s := run.Stages[0]
+	if s.OK != 40 || s.Retries != 0 {
+		t.Errorf("%d ok, %d retries", s.OK, s.Retries)
+	}
+	for _, w := range run.Warnings {
+		if w.Check == "client_lag" {
+			t.Errorf("the client is blamed for the server's closing: %s", w)
 		}
 	}
 }

@@ -177,6 +177,11 @@ type ServerTiming struct {
 	DecodeMs     float64 `json:"decode_ms,omitempty"`     // generating OutputTokens
 	E2EMs        float64 `json:"e2e_ms,omitempty"`        // the whole request
 	OutputTokens int     `json:"output_tokens,omitempty"` // tokens the decode time covers
+	// Compute says the decode time is the engine's compute only (Ollama's
+	// eval_duration), not the span a client sees: set beside the client's
+	// decode it differs by the time between steps, and E2E is the like
+	// for like.
+	Compute bool `json:"compute_only,omitempty"`
 }
 
 // DecodeTokS is the server's own decode speed, or 0 when not reported.

@@ -134,6 +134,9 @@ func (a *Acc) Add(r *record.Record) {
 	a.buffered += r.Buffered
 	if t := r.Server; t != nil {
 		s.ServerTimed++
+		if t.Compute {
+			s.ServerCompute++
+		}
 		if v := t.DecodeTokS(); v > 0 {
 			a.srvDecode = append(a.srvDecode, v)
 		}

@@ -83,6 +83,7 @@ type Stage struct {
 
 	// What the server reported about the same requests, where it did.
 	ServerTimed      int        `json:"server_timed,omitempty"`
+	ServerCompute    int        `json:"server_compute_only,omitempty"` // of them, decode times of compute only
 	ServerDecodeTokS stats.Dist `json:"server_decode_tok_s"`
 	ServerE2E        stats.Dist `json:"server_e2e_ms"`
 
