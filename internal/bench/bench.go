@@ -93,15 +93,16 @@ func configErr(format string, args ...any) error {
 	return &ConfigError{fmt.Errorf(format, args...)}
 }
 
-// Serve runs the simulated server with profile p on addr until ctx ends;
-// ready is told its URL once it listens.
-func Serve(ctx context.Context, p *sim.Profile, addr string, env *Env, ready func(url string)) error {
+// Serve runs the simulated server with profile p on addr until ctx ends,
+// its trace keeping the last traceLimit requests; ready is told its URL
+// once it listens.
+func Serve(ctx context.Context, p *sim.Profile, addr string, traceLimit int, env *Env, ready func(url string)) error {
 	ln, err := env.listen(addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	ready("http://" + ln.Addr().String())
-	return sim.New(p, sim.Options{}).Serve(ctx, ln)
+	return sim.New(p, sim.Options{TraceLimit: traceLimit}).Serve(ctx, ln)
 }
 
 // Target is the server a job measures and how to speak to it.

@@ -16,8 +16,12 @@ func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
 	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")
+	traceLimit := fs.Int("trace-limit", 10000, "finished requests the ground-truth trace keeps (the most recent; memory stays flat in a long run)")
 	if err := parse(fs, args, e); err != nil {
 		return err
+	}
+	if *traceLimit < 1 {
+		return usagef("--trace-limit %d: want 1 or more", *traceLimit)
 	}
 	if *list {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -33,7 +37,7 @@ func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	return bench.Serve(ctx, p, *addr, &e.bench, func(url string) {
+	return bench.Serve(ctx, p, *addr, *traceLimit, &e.bench, func(url string) {
 		fmt.Fprintln(e.stdout, url)
 		fmt.Fprintf(e.stderr, "simulating %s (%s, %s); ground truth at /sim/trace; Ctrl-C stops\n", p.Name, p.Engine, p.Description)
 	})
