@@ -159,10 +159,10 @@ func startSimProcess(ctx context.Context, profile string) (string, func(), error
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
 	if testBinary(exe) {
 		// Under go test the binary is the test binary: run the real one.
-		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0")
+		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
 		cmd.Dir = moduleRoot()
 	}
 	experiment.OwnGroup(cmd)
