@@ -42,8 +42,10 @@ type ServerReading struct {
 }
 
 // SimLateLimit is the share of the simulator's steps that may run late
-// before its figures stop describing its profile.
-const SimLateLimit = 0.01
+// before its figures stop describing its profile: on a busy 2-core machine
+// about 1% run a few ms late with no effect on the figures (the schedule
+// catches up); a starved simulator runs most of its steps late.
+const SimLateLimit = 0.05
 
 // Received is what the client measured of a stage over time, as
 // summary.Acc keeps it.

@@ -78,7 +78,7 @@ func TestStarvedSimulator(t *testing.T) {
 	for _, tc := range []struct {
 		late float64
 		want bool
-	}{{0, false}, {5, false}, {40, true}} {
+	}{{0, false}, {11, false}, {40, false}, {100, true}} {
 		r := ServerOf(received{0, 10 * time.Second, 100}, samples(10, 100, func(i int, v map[string]float64) {
 			v[engine.SimSteps], v[engine.SimLateSteps], v[engine.SimLatenessMax] = 100*float64(i), tc.late*float64(i)/10, 0.2
 		}), names)
@@ -87,7 +87,7 @@ func TestStarvedSimulator(t *testing.T) {
 		}
 		if tc.want {
 			w := r.warnings(summary.Stage{Concurrency: 4})
-			if !strings.Contains(w[len(w)-1].Text, "40 of its 1000 engine steps ran late (4.0%, the worst by 200 ms)") {
+			if !strings.Contains(w[len(w)-1].Text, "100 of its 1000 engine steps ran late (10.0%, the worst by 200 ms)") {
 				t.Errorf("%s", w[len(w)-1].Text)
 			}
 		}
