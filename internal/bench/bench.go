@@ -94,15 +94,15 @@ func configErr(format string, args ...any) error {
 }
 
 // Serve runs the simulated server with profile p on addr until ctx ends,
-// its trace keeping the last traceLimit requests; ready is told its URL
-// once it listens.
-func Serve(ctx context.Context, p *sim.Profile, addr string, traceLimit int, env *Env, ready func(url string)) error {
+// its trace keeping the last traceLimit requests, counting prompts with
+// tok when given; ready is told its URL once it listens.
+func Serve(ctx context.Context, p *sim.Profile, addr string, traceLimit int, tok interface{ Count(string) int }, env *Env, ready func(url string)) error {
 	ln, err := env.listen(addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	ready("http://" + ln.Addr().String())
-	return sim.New(p, sim.Options{TraceLimit: traceLimit}).Serve(ctx, ln)
+	return sim.New(p, sim.Options{TraceLimit: traceLimit, Tokenizer: tok}).Serve(ctx, ln)
 }
 
 // Target is the server a job measures and how to speak to it.
@@ -124,8 +124,11 @@ type Target struct {
 	HTTP2       bool
 	NetHTTP     bool // HTTP/1.1 through net/http instead of the lean client
 	KeepText    bool // keep each output's text in its record
-	GPUs        int  // GPUs behind the server, for per-GPU figures
-	GPUType     string
+	// Tokenizer, when set, is the served model's: the embedded simulator
+	// counts prompts with it, as a real server would.
+	Tokenizer interface{ Count(string) int }
+	GPUs      int // GPUs behind the server, for per-GPU figures
+	GPUType   string
 }
 
 // Session is a connection to the target: the embedded simulator started
@@ -173,7 +176,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
 		}
-		s.sim = sim.New(p, sim.Options{NoTrace: true})
+		s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: t.Tokenizer})
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan struct{})
 		go func() { defer close(done); s.sim.Serve(sctx, ln) }()

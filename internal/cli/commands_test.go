@@ -434,6 +434,14 @@ func TestTokenizerCountsPrompts(t *testing.T) {
 		if r.AskedPromptTokens != 512 || r.AskedPromptSource != record.SourceTokenizer {
 			t.Errorf("request %d: %d prompt tokens by %q, want 512 by the tokenizer", r.ID, r.AskedPromptTokens, r.AskedPromptSource)
 		}
+		// The embedded simulator counts with the run's tokenizer, as the
+		// served model would: its usage agrees.
+		if r.PromptTokens != 512 || r.PromptSource != record.SourceUsage {
+			t.Errorf("request %d: the server counted %d prompt tokens (%q), want 512", r.ID, r.PromptTokens, r.PromptSource)
+		}
+	}
+	if strings.Contains(out, "prompt_tokens") || strings.Contains(out, "the server counted") {
+		t.Errorf("a count disagreement reported:\n%s", out)
 	}
 	// The same workload's prompts, counted independently.
 	tok, err := tokenizer.Load("o200k_base")

@@ -208,6 +208,7 @@ type loadFlags struct {
 	inputTokens, outputTokens         lengths
 	text, corpus, dataset, datasetFmt string
 	tokenizer                         string
+	tok                               workload.Tokenizer // loaded from tokenizer by prompts
 	warmup                            int
 	duration, timeout                 time.Duration
 	ignoreEOS                         bool
@@ -444,7 +445,7 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--tokenizer: %w", err)
 		}
-		tok = t
+		tok, f.tok = t, t
 	}
 	w, err := workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
@@ -464,6 +465,16 @@ func (f *loadFlags) runSeed() {
 
 func (f *loadFlags) workload() workload.Synthetic {
 	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+}
+
+// targetOf is the target of a run: the embedded simulator, if it is one,
+// counts prompts with the run's tokenizer, as the served model would.
+func (f *loadFlags) targetOf() bench.Target {
+	t := f.target()
+	if f.tok != nil {
+		t.Tokenizer = f.tok
+	}
+	return t
 }
 
 func (f *loadFlags) load() bench.Load {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/tokenizer"
 )
 
 // simCmd is tokperf sim: the simulated server on its own.
@@ -16,6 +17,7 @@ func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
 	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")
+	tokSpec := fs.String("tokenizer", "", "count prompt tokens with this tokenizer, as the served model would: o200k_base, cl100k_base, a tokenizer.json or a model directory (default: words)")
 	traceLimit := fs.Int("trace-limit", 10000, "finished requests the ground-truth trace keeps (the most recent; memory stays flat in a long run)")
 	if err := parse(fs, args, e); err != nil {
 		return err
@@ -37,7 +39,15 @@ func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	return bench.Serve(ctx, p, *addr, *traceLimit, &e.bench, func(url string) {
+	var tok interface{ Count(string) int }
+	if *tokSpec != "" {
+		t, err := tokenizer.Load(*tokSpec)
+		if err != nil {
+			return fmt.Errorf("--tokenizer: %w", err)
+		}
+		tok = t
+	}
+	return bench.Serve(ctx, p, *addr, *traceLimit, tok, &e.bench, func(url string) {
 		fmt.Fprintln(e.stdout, url)
 		fmt.Fprintf(e.stderr, "simulating %s (%s, %s); ground truth at /sim/trace; Ctrl-C stops\n", p.Name, p.Engine, p.Description)
 	})

@@ -52,7 +52,7 @@ func (s *Server) generateRoute(w http.ResponseWriter, r *http.Request) {
 		g.prompt, g.promptTokens = fmt.Sprint(req.InputIDs), len(req.InputIDs)
 	case len(req.Text) > 0:
 		var err error
-		if g.prompt, g.promptTokens, err = parsePrompt(req.Text); err != nil {
+		if g.prompt, g.promptTokens, err = s.parsePrompt(req.Text); err != nil {
 			nativeError(w, 400, "text: "+err.Error())
 			return
 		}
@@ -143,7 +143,7 @@ func (s *Server) tgiStream(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) tgi(w http.ResponseWriter, r *http.Request, req *nativeRequest, stream bool) {
-	g := &gen{route: r.URL.Path, prompt: *req.Inputs, promptTokens: countTokens(*req.Inputs), stream: stream, maxTokens: 100, temperature: 0}
+	g := &gen{route: r.URL.Path, prompt: *req.Inputs, promptTokens: s.count(*req.Inputs), stream: stream, maxTokens: 100, temperature: 0}
 	details := false
 	if p := req.Parameters; p != nil {
 		if p.MaxNewTokens != nil {
@@ -250,7 +250,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 	}
 	g := &gen{route: "/completion", stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 0.8}
 	var err error
-	if g.prompt, g.promptTokens, err = parsePrompt(req.Prompt); err != nil {
+	if g.prompt, g.promptTokens, err = s.parsePrompt(req.Prompt); err != nil {
 		nativeError(w, 400, err.Error())
 		return
 	}
@@ -358,7 +358,7 @@ func (s *Server) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 				return
 			}
 			g.prompt += m.Role + ":" + t + "\n"
-			g.promptTokens += 4 + countTokens(t)
+			g.promptTokens += 4 + s.count(t)
 		}
 	} else {
 		if req.Prompt == nil {
@@ -366,7 +366,7 @@ func (s *Server) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 		g.prompt = *req.Prompt
-		g.promptTokens = 26 + countTokens(g.prompt) // the model's template wraps the prompt
+		g.promptTokens = 26 + s.count(g.prompt) // the model's template wraps the prompt
 	}
 	g.maxTokens = s.p.ContextLength - g.promptTokens
 	if o := req.Options; o.NumPredict != nil && *o.NumPredict >= 0 {

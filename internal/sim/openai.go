@@ -81,20 +81,20 @@ func (m chatMessage) text() (string, error) {
 }
 
 // parsePrompt accepts a string, a one-element list of strings, or token ids.
-func parsePrompt(raw json.RawMessage) (text string, tokens int, err error) {
+func (s *Server) parsePrompt(raw json.RawMessage) (text string, tokens int, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", 0, fmt.Errorf("prompt is required")
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, countTokens(s), nil
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one, s.count(one), nil
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) == nil {
 		if len(list) != 1 {
 			return "", 0, fmt.Errorf("exactly one prompt per request is supported, got %d", len(list))
 		}
-		return list[0], countTokens(list[0]), nil
+		return list[0], s.count(list[0]), nil
 	}
 	var ids []int
 	if json.Unmarshal(raw, &ids) == nil {
@@ -135,7 +135,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 				openAIError(w, 400, fmt.Sprintf("messages[%d]: %v", i, err))
 				return nil, false
 			}
-			g.promptTokens += 4 + countTokens(t)
+			g.promptTokens += 4 + s.count(t)
 			b.WriteString(m.Role)
 			b.WriteByte(':')
 			b.WriteString(t)
@@ -144,7 +144,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		g.prompt = b.String()
 	} else {
 		var err error
-		if g.prompt, g.promptTokens, err = parsePrompt(req.Prompt); err != nil {
+		if g.prompt, g.promptTokens, err = s.parsePrompt(req.Prompt); err != nil {
 			openAIError(w, 400, err.Error())
 			return nil, false
 		}

@@ -21,6 +21,10 @@ type Options struct {
 	// recent ones (default DefaultTraceLimit); older ones are dropped and
 	// counted (TraceDropped), so memory stays flat however long it runs.
 	TraceLimit int
+	// Tokenizer, when set, counts prompt tokens as the served model's
+	// tokenizer does (as a real server's usage.prompt_tokens); without one
+	// a prompt's tokens are its words.
+	Tokenizer interface{ Count(text string) int }
 }
 
 // Server is the simulated inference server: the engine plus every route.
@@ -35,6 +39,8 @@ type Server struct {
 	hist  *histograms
 	rngMu sync.Mutex
 	rng   *rand.Rand
+	// count counts a prompt's tokens (Options.Tokenizer, or words).
+	count func(string) int
 	// died is closed when die_after strikes; Serve then drops everything.
 	died   chan struct{}
 	dieOne sync.Once
@@ -53,6 +59,10 @@ func New(p *Profile, opt Options) *Server {
 		hist:  newHistograms(),
 		rng:   rand.New(rand.NewPCG(uint64(p.Seed), 0xfa17)),
 		died:  make(chan struct{}),
+		count: countTokens,
+	}
+	if opt.Tokenizer != nil {
+		s.count = opt.Tokenizer.Count
 	}
 	if !opt.NoTrace {
 		s.trace = newTracer(opt.TraceLimit)
