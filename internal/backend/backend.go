@@ -52,6 +52,11 @@ type Config struct {
 	// HTTP2 speaks HTTP/2: h2c to http:// URLs, negotiated over TLS to
 	// https:// ones; many streams share few connections.
 	HTTP2 bool
+	// UsageFinal asks OpenAI routes for the final usage only, not a count
+	// on every chunk (continuous_usage_stats): fewer bytes per request,
+	// and tokens per chunk are then assumed one where the text does not
+	// tell (flagged).
+	UsageFinal bool
 	// TLS configures https:// connections (a CA bundle, or no
 	// verification); nil is the system's roots.
 	TLS *tls.Config

@@ -51,3 +51,17 @@ func TestCachePromptOnEveryLlamaRoute(t *testing.T) {
 		}
 	}
 }
+
+// --usage final asks for the final usage only: no count on every chunk.
+func TestUsageFinal(t *testing.T) {
+	for _, final := range []bool{false, true} {
+		b, err := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", UsageFinal: final})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := b.proto.body(&b.cfg, &record.Request{Prompt: "x", MaxTokens: 1})
+		if got := strings.Contains(string(body), `"continuous_usage_stats":true`); got == final || !strings.Contains(string(body), `"include_usage":true`) {
+			t.Errorf("final %v: %s", final, body)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 		// raw side turns the cache off.
 		b.CachePrompt = &cfg.CachePrompt
 	}
-	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, true
+	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, !cfg.UsageFinal
 	if !o.chat {
 		b.Prompt = req.Prompt
 		return json.Marshal(&b)

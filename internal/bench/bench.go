@@ -124,6 +124,7 @@ type Target struct {
 	HTTP2       bool
 	NetHTTP     bool // HTTP/1.1 through net/http instead of the lean client
 	KeepText    bool // keep each output's text in its record
+	UsageFinal  bool // OpenAI routes: the final usage only, no count per chunk
 	// Tokenizer, when set, is the served model's: the embedded simulator
 	// counts prompts with it, as a real server would.
 	Tokenizer interface{ Count(string) int }
@@ -240,7 +241,7 @@ func engineOr(e string) string {
 // for a first 1-token generation to succeed.
 func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
-		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText})
+		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

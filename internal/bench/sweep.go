@@ -141,6 +141,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	defer b.Close()
 	setup.Route, setup.Client = b.Route(), b.Client()
+	if cfg.Target.UsageFinal {
+		setup.Usage = "final"
+	}
 	setup.Load = cfg.Load.record()
 	if len(cfg.Load.Rates) > 0 {
 		// An open loop's sends are as punctual as this machine's timers:

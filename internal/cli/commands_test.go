@@ -459,3 +459,26 @@ func TestTokenizerCountsPrompts(t *testing.T) {
 		}
 	}
 }
+
+// With --usage final the counts come from the final usage: exact totals,
+// tokens per chunk assumed one (and said so only where that is wrong), and
+// the header records the choice.
+func TestUsageFinalRun(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--usage", "final", "--requests", "4", "--output-tokens", "30", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	h, recs, _, err := results.ReadAll(file)
+	if err != nil || h.Setup.Usage != "final" {
+		t.Fatalf("usage %q, %v", h.Setup.Usage, err)
+	}
+	for _, r := range recs {
+		if r.OutputTokens != 30 || r.OutputSource != record.SourceUsage || r.ChunkSource != record.SourceChunks {
+			t.Errorf("request %d: %d tokens from %q, chunks from %q", r.ID, r.OutputTokens, r.OutputSource, r.ChunkSource)
+		}
+	}
+	if strings.Contains(out, "warning: C=1: tokens per chunk") {
+		t.Errorf("one token a chunk is right here, yet warned:\n%s", out)
+	}
+}

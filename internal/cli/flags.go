@@ -120,7 +120,7 @@ func (v *lengths) n() int {
 // targetFlags say which server to measure and how to speak to it.
 type targetFlags struct {
 	url, endpoint, engine, model, apiKey, profile string
-	apiKeyFile, caCert                            string
+	apiKeyFile, caCert, usage                     string
 	insecure                                      bool
 	wait                                          waitReady
 	cachePrompt, http2, netHTTP                   bool
@@ -146,6 +146,7 @@ func (f *targetFlags) register(fs *flag.FlagSet) {
 func (f *targetFlags) registerTransport(fs *flag.FlagSet) {
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
+	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
@@ -165,6 +166,9 @@ func (f *targetFlags) check() error {
 	}
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
+	}
+	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
+		return usagef("--usage %q: want continuous or final", f.usage)
 	}
 	if f.apiKey != "" && f.apiKeyFile != "" {
 		return usagef("give --api-key or --api-key-file, not both")
@@ -191,7 +195,7 @@ func (f *targetFlags) warn(e *env) {
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
-		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType}
+		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final"}
 }
 
 // loadFlags are the flags of run, sweep and overhead.

@@ -11,6 +11,7 @@ type Setup struct {
 	Endpoint  string   `json:"endpoint"`              // generate, completions or chat
 	Route     string   `json:"route"`                 // the HTTP path used
 	Client    string   `json:"client,omitempty"`      // the HTTP client and protocol, e.g. "http/1.1 (tokperf)"
+	Usage     string   `json:"usage,omitempty"`       // "final": OpenAI routes asked for the final usage only
 	Model     string   `json:"model"`
 	Server    Server   `json:"server"`
 	Workload  Workload `json:"workload"`
