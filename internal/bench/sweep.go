@@ -133,6 +133,13 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if _, fixed := cfg.Prompts.Output(); !fixed {
 			setup.Workload.Output = info.Output
 		}
+		if info.Source == "dataset" {
+			// The file's prompts and, where it gives them, its lengths.
+			setup.Workload.Input, setup.Workload.InputTokens = "dataset", 0
+			if info.Output == "" {
+				setup.Workload.Output = "dataset"
+			}
+		}
 		source = p.Request
 	}
 	b, err := sess.Backend(ctx, setup.Endpoint, maxConns)

@@ -383,7 +383,7 @@ func TestDatasetsEndToEnd(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errw)
 			}
-			if !strings.Contains(out, "prompts: "+tc.describe) {
+			if !strings.Contains(out, "workload: the dataset's prompts") || !strings.Contains(out, "prompts: "+tc.describe) {
 				t.Errorf("the report does not say where the prompts came from:\n%s", out)
 			}
 			_, recs, _, err := results.ReadAll(file)

@@ -204,7 +204,14 @@ func Describe(s record.Setup) string {
 	if s.Workload.Output != "" {
 		out = s.Workload.Output
 	}
-	fmt.Fprintf(&b, "\nworkload: %s-token prompts, up to %s output tokens, %s, temperature %g", in, out, eos, s.Sampling.Temperature)
+	prompts := in + "-token prompts"
+	if in == "dataset" {
+		prompts = "the dataset's prompts"
+	}
+	if out == "dataset" {
+		out = "the dataset's"
+	}
+	fmt.Fprintf(&b, "\nworkload: %s, up to %s output tokens, %s, temperature %g", prompts, out, eos, s.Sampling.Temperature)
 	if s.Workload.Prompts != "" {
 		fmt.Fprintf(&b, "\nprompts: %s", s.Workload.Prompts)
 	}
