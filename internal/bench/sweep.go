@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
@@ -97,9 +98,12 @@ type SweepConfig struct {
 	// Workload's fixed word list (prose, a corpus, a dataset); Workload
 	// still gives the sampling settings the header records.
 	Prompts *workload.Workload
-	Load    Load
-	SLO     record.SLO
-	Out     string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
+	// ServerPrompts, when set, builds Prompts once the server is known,
+	// counted by the server's own tokenizer (--tokenizer server).
+	ServerPrompts func(workload.Tokenizer) (*workload.Workload, error)
+	Load          Load
+	SLO           record.SLO
+	Out           string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
 }
 
 // Sweep runs every stage of the load against the target, writes each
@@ -120,6 +124,16 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	defer sess.Close()
 	setup := sess.Setup
+	var serverTok *backend.ServerTokenizer
+	if cfg.ServerPrompts != nil {
+		if serverTok, err = backend.NewServerTokenizer(ctx, sess.client, sess.base, setup.Server.Engine, setup.Model, sess.t.APIKey); err != nil {
+			return nil, &ConfigError{err}
+		}
+		if cfg.Prompts, err = cfg.ServerPrompts(serverTok); err != nil {
+			return nil, err
+		}
+		defer cfg.Prompts.Close()
+	}
 	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix}
 	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
 	setup.SLO = cfg.SLO
@@ -261,6 +275,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	fold.Integrity(false, true, interrupted)
 	if err := file.close(interrupted); err != nil {
 		return nil, err
+	}
+	if serverTok != nil && serverTok.Err() != nil {
+		return fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", serverTok.Err())
 	}
 	if gone != nil {
 		// What finished is kept and returned; the run stops here.

@@ -482,3 +482,30 @@ func TestUsageFinalRun(t *testing.T) {
 		t.Errorf("one token a chunk is right here, yet warned:\n%s", out)
 	}
 }
+
+// --tokenizer server counts prompts with the server's own /tokenize: a
+// prompt asked for 96 tokens is 96 by the server, whose usage agrees; a
+// server without such a route is told to give a tokenizer file.
+func TestServerTokenizer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--tokenizer", "server", "--input-tokens", "96", "--output-tokens", "4", "--requests", "4", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	h, recs, _, err := results.ReadAll(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Setup.Workload.Tokenizer != "the server's /tokenize (vllm)" || !strings.Contains(out, "lengths by tokenizer the server's /tokenize (vllm)") {
+		t.Errorf("header tokenizer %q; report:\n%s", h.Setup.Workload.Tokenizer, out)
+	}
+	for _, r := range recs {
+		if r.AskedPromptTokens != 96 || r.AskedPromptSource != record.SourceTokenizer || r.PromptTokens != 96 {
+			t.Errorf("request %d: asked %d (%q), the server counted %d; want 96 both", r.ID, r.AskedPromptTokens, r.AskedPromptSource, r.PromptTokens)
+		}
+	}
+	_, errw, code = runVirtual(t, "run", "--sim-profile", "seed", "--tokenizer", "server", "--requests", "1", "-o", file)
+	if code != exitUsage || !strings.Contains(errw, "the sglang server has no tokenize route tokperf knows") {
+		t.Errorf("exit %d: %s", code, errw)
+	}
+}

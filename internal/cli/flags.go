@@ -255,7 +255,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.StringVar(&f.corpus, "corpus", "", "draw prompts from random windows of this text file (a book, your logs)")
 	fs.StringVar(&f.dataset, "dataset", "", "send the prompts of this dataset: ShareGPT JSON, JSON Lines of {prompt} or of OpenAI chat {messages}")
 	fs.StringVar(&f.datasetFmt, "dataset-format", "", "sharegpt, prompts or chat (default: detected from the file)")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "count prompts exactly: o200k_base, cl100k_base, a Hugging Face tokenizer.json or a model directory holding one (synthetic prompts are then prose of exactly --input-tokens)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "count prompts exactly: o200k_base, cl100k_base, a Hugging Face tokenizer.json or a model directory holding one, or server (the server's own /tokenize: vLLM, llama.cpp); synthetic prompts are then prose of exactly --input-tokens")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
@@ -443,6 +443,9 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 	if err != nil {
 		return nil, usagef("--dataset-format: %v", err)
 	}
+	if f.tokenizer == "server" {
+		return nil, nil // built once the server is known: serverPrompts
+	}
 	var tok workload.Tokenizer
 	if f.tokenizer != "" {
 		t, err := tokenizer.Load(f.tokenizer)
@@ -451,12 +454,28 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 		}
 		tok, f.tok = t, t
 	}
-	w, err := workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
+	return f.workloadWith(format, tok)
+}
+
+// workloadWith is the workload of the flags, counted by tok.
+func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
+	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
-	if err != nil {
-		return nil, err
+}
+
+// serverPrompts builds the workload once the server's tokenizer is known
+// (--tokenizer server); nil otherwise.
+func (f *loadFlags) serverPrompts() func(workload.Tokenizer) (*workload.Workload, error) {
+	if f.tokenizer != "server" {
+		return nil
 	}
-	return w, nil
+	return func(tok workload.Tokenizer) (*workload.Workload, error) {
+		format, err := workload.ParseFormat(f.datasetFmt)
+		if err != nil {
+			return nil, usagef("--dataset-format: %v", err)
+		}
+		return f.workloadWith(format, tok)
+	}
 }
 
 // runSeed is the run's own seed when none was given: prompts differ from

@@ -44,7 +44,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
 	if run == nil {
 		return err
 	}

@@ -26,8 +26,18 @@ type Engine struct {
 	Native bool
 	// ChunkTokens says where the tokens of each chunk come from, for help.
 	ChunkTokens string
+	// Tokenize is how the server tokenizes text for a client, where it
+	// does (--tokenizer server); the zero value where it does not.
+	Tokenize TokenizeRoutes
 	// Metrics are its /metrics names (empty: none that tokperf reads).
 	Metrics Metrics
+}
+
+// TokenizeRoutes are a server's tokenize and detokenize routes and the
+// JSON field that holds the text in them.
+type TokenizeRoutes struct {
+	Tokenize, Detokenize string
+	TextField            string // "prompt" (vLLM) or "content" (llama.cpp)
 }
 
 // Probe is one identity route and what its JSON answer must hold.
@@ -89,6 +99,7 @@ var table = []Engine{
 		Probes:      []Probe{{"/props", "build_info", anyOf("default_generation_settings", "total_slots")}},
 		Native:      true,
 		ChunkTokens: "tokens per event; timings.predicted_n",
+		Tokenize:    TokenizeRoutes{"/tokenize", "/detokenize", "content"},
 		Metrics: Metrics{Running: "llamacpp:requests_processing", Waiting: "llamacpp:requests_deferred",
 			Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total", CountersAtEnd: true},
 	},
@@ -102,6 +113,7 @@ var table = []Engine{
 		Name:        "vllm",
 		Probes:      []Probe{{"/version", "version", onlyVersion}},
 		ChunkTokens: "continuous_usage_stats; final usage",
+		Tokenize:    TokenizeRoutes{"/tokenize", "/detokenize", "prompt"},
 		Metrics: Metrics{Running: "vllm:num_requests_running", Waiting: "vllm:num_requests_waiting", KV: "vllm:kv_cache_usage_perc",
 			Preemptions: "vllm:num_preemptions_total", Generated: "vllm:generation_tokens_total", Prompt: "vllm:prompt_tokens_total",
 			SpecDrafts: "vllm:spec_decode_num_drafts_total", SpecDraftTokens: "vllm:spec_decode_num_draft_tokens_total",

@@ -40,7 +40,8 @@ type Server struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 	// count counts a prompt's tokens (Options.Tokenizer, or words).
-	count func(string) int
+	count  func(string) int
+	tokens tokenIDs // the ids of /tokenize
 	// died is closed when die_after strikes; Serve then drops everything.
 	died   chan struct{}
 	dieOne sync.Once
@@ -238,10 +239,12 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 200, map[string]any{"version": s.version("0.11.0")})
 		})
+		s.tokenizeRoutes(m)
 	case "tgi":
 		m.HandleFunc("GET /info", s.tgiInfo)
 	case "llamacpp":
 		m.HandleFunc("GET /props", s.llamaProps)
+		s.tokenizeRoutes(m)
 	case "ollama":
 		m.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 200, map[string]any{"version": s.version("0.17.4")})
