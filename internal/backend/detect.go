@@ -100,14 +100,33 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	for _, d := range models.Data {
 		ids = append(ids, d.ID)
 	}
+	// An engine is taken on agreeing evidence: every route of it that
+	// matched is recorded, and one with several identity routes needs two
+	// (an SGLang-like /get_model_info alone is not SGLang).
+	var found *record.Server
 	for i, p := range probes {
 		a := answers[i]
 		if a.err != nil || a.code != http.StatusOK {
 			continue
 		}
-		if s, ok := p.identify(a.body); ok {
-			return s, ids, nil
+		s, ok := p.identify(a.body)
+		switch {
+		case !ok:
+		case found == nil:
+			found = &s
+			found.Evidence = []string{p.Path}
+		case found.Engine == s.Engine:
+			found.Evidence = append(found.Evidence, p.Path)
 		}
+	}
+	if found != nil {
+		e, _ := engine.Lookup(found.Engine)
+		if need := min(len(e.Probes), 2); len(found.Evidence) >= need {
+			return *found, ids, nil
+		}
+		// Too little to be sure: an OpenAI-compatible server, saying why.
+		return record.Server{Engine: "openai", Evidence: found.Evidence, Info: found.Info,
+			Doubt: fmt.Sprintf("it answers %s like %s but none of its other identity routes: taken as OpenAI-compatible (--engine %s if it is)", strings.Join(found.Evidence, ", "), found.Engine, found.Engine)}, ids, nil
 	}
 	if m.code != http.StatusOK {
 		return record.Server{}, nil, fmt.Errorf("%s answered %d and no known identity route answered: is this an inference server?", shown, m.code)

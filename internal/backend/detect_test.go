@@ -135,3 +135,24 @@ func TestRetryOnClosedKeepAlive(t *testing.T) {
 		t.Errorf("served %d, retries %d: want 10 served, 9 retried (every request after the first reused a connection)", served.Load(), retries)
 	}
 }
+
+// One SGLang-shaped answer is not SGLang: detection needs two of its
+// identity routes, and otherwise takes an OpenAI-compatible server, saying
+// why (it would have been sent to SGLang's /generate).
+func TestDetectNeedsAgreeingEvidence(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/get_model_info":
+			w.Write([]byte(`{"model_path": "m", "is_generation": true}`))
+		case "/v1/models":
+			w.Write([]byte(`{"data": [{"id": "m"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	s, _, err := Detect(t.Context(), NewClient(4, nil), srv.URL, "")
+	if err != nil || s.Engine != "openai" || !strings.Contains(s.Doubt, "answers /get_model_info like sglang") || len(s.Evidence) != 1 {
+		t.Errorf("%+v %v", s, err)
+	}
+}

@@ -201,6 +201,9 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 	if err != nil {
 		return fail(err)
 	}
+	if server.Doubt != "" && t.Engine == "" {
+		fmt.Fprintf(out, "detection: %s\n", server.Doubt)
+	}
 	if t.Engine != "" && t.Engine != server.Engine {
 		fmt.Fprintf(out, "--engine %s overrides the detected %q\n", t.Engine, server.Engine)
 		server.Engine = t.Engine

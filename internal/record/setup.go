@@ -55,6 +55,10 @@ type Server struct {
 	Engine  string         `json:"engine"`            // sglang, vllm, tgi, llamacpp, ollama, openai
 	Version string         `json:"version,omitempty"` // as reported
 	Info    map[string]any `json:"info,omitempty"`    // the identity route's answer, trimmed
+	// Evidence are the identity routes whose answers matched the engine;
+	// Doubt says why detection did not take the engine they point to.
+	Evidence []string `json:"evidence,omitempty"`
+	Doubt    string   `json:"doubt,omitempty"`
 }
 
 // Workload is what each request asks for.
