@@ -139,7 +139,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	}
 
 	gen := newTextGen(key)
-	gen.answer = answer
+	gen.answer, gen.words = answer, s.outWords
 	var evs []Event
 	var buf []byte
 	if g.stream {

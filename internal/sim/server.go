@@ -40,8 +40,9 @@ type Server struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 	// count counts a prompt's tokens (Options.Tokenizer, or words).
-	count  func(string) int
-	tokens tokenIDs // the ids of /tokenize
+	count    func(string) int
+	tokens   tokenIDs // the ids of /tokenize
+	outWords []string // output words with a tokenizer (nil: vocab)
 	// died is closed when die_after strikes; Serve then drops everything.
 	died   chan struct{}
 	dieOne sync.Once
@@ -64,6 +65,9 @@ func New(p *Profile, opt Options) *Server {
 	}
 	if opt.Tokenizer != nil {
 		s.count = opt.Tokenizer.Count
+		// Output is drawn from words the tokenizer keeps whole, so the text
+		// sent counts, by the client's same tokenizer, as the tokens reported.
+		s.outWords = oneTokenWords(opt.Tokenizer.Count)
 	}
 	if !opt.NoTrace {
 		s.trace = newTracer(opt.TraceLimit)

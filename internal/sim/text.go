@@ -42,6 +42,22 @@ var vocab = func() []string {
 	return out
 }()
 
+// oneTokenWords are the words of vocab that count keeps as one token
+// after a space, so that output drawn from them is as many tokens by count
+// as the simulator says it generated; nil when fewer than 64 qualify.
+func oneTokenWords(count func(string) int) []string {
+	var out []string
+	for _, w := range vocab {
+		if count(" "+w) == 1 && count(" "+w+" "+w) == 2 {
+			out = append(out, w)
+		}
+	}
+	if len(out) < 64 {
+		return nil
+	}
+	return out
+}
+
 // countTokens is the simulator's tokenizer: the number of words.
 func countTokens(s string) int { return len(strings.Fields(s)) }
 
@@ -50,6 +66,7 @@ func countTokens(s string) int { return len(strings.Fields(s)) }
 type textGen struct {
 	r      *rand.Rand
 	answer []string // words to say first (an exact answer)
+	words  []string // the words tokens are drawn from (nil: vocab)
 }
 
 func newTextGen(key uint64) *textGen { return &textGen{r: rand.New(rand.NewPCG(key, 0x7e47))} }
@@ -64,9 +81,13 @@ func (g *textGen) next(b []byte, ids []int, n int) ([]byte, []int) {
 			g.answer = g.answer[1:]
 			continue
 		}
-		id := g.r.IntN(len(vocab))
+		words := g.words
+		if words == nil {
+			words = vocab
+		}
+		id := g.r.IntN(len(words))
 		b = append(b, ' ')
-		b = append(b, vocab[id]...)
+		b = append(b, words[id]...)
 		ids = append(ids, id)
 	}
 	return b, ids
