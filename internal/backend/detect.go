@@ -268,3 +268,37 @@ func redactErr(err error) error {
 // DefaultEndpoint is the raw generation endpoint of an engine: its native
 // one where tokperf speaks it, else OpenAI completions.
 func DefaultEndpoint(name string) string { return engine.DefaultEndpoint(name) }
+
+// OllamaLoaded lists the models an Ollama server has in memory now
+// (/api/ps), so a run can measure the loaded one rather than whichever
+// /v1/models lists first (a cold one would be measured loading).
+func OllamaLoaded(ctx context.Context, client *http.Client, base, apiKey string) ([]string, error) {
+	u, err := routeURL(base, "/api/ps")
+	if err != nil {
+		return nil, err
+	}
+	var ps struct {
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		} `json:"models"`
+	}
+	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	code, err := getJSON(pctx, client, u.String(), apiKey, &ps)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("%s answered HTTP %d", Redact(u.String()), code)
+	}
+	var out []string
+	for _, m := range ps.Models {
+		if m.Model != "" {
+			out = append(out, m.Model)
+		} else if m.Name != "" {
+			out = append(out, m.Name)
+		}
+	}
+	return out, nil
+}

@@ -215,6 +215,18 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 			return fail(fmt.Errorf("%s lists no model at /v1/models: give --model", s.Setup.URL))
 		}
 		s.Setup.Model = models[0]
+		if server.Engine == "ollama" && len(models) > 1 {
+			// Ollama lists every model it has on disk: the one in memory
+			// is the one to measure, a cold one would be measured loading.
+			loaded, err := backend.OllamaLoaded(ctx, s.client, s.base, t.APIKey)
+			switch {
+			case err == nil && len(loaded) > 0:
+				s.Setup.Model = loaded[0]
+				fmt.Fprintf(out, "model %s: the one Ollama has loaded (/api/ps), of %d it lists; --model picks another\n", loaded[0], len(models))
+			default:
+				return fail(fmt.Errorf("Ollama at %s lists %d models and has none loaded (/api/ps): give --model (a first request would load it, and be measured loading)", s.Setup.URL, len(models)))
+			}
+		}
 	}
 	s.Setup.Endpoint = t.Endpoint
 	if t.Endpoint == "api-chat" && server.Engine != "ollama" {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,6 +257,42 @@ func TestServerThatClosesConnections(t *testing.T) {
 	for _, w := range run.Warnings {
 		if w.Check == "client_lag" {
 			t.Errorf("the client is blamed for the server's closing: %s", w)
+		}
+	}
+}
+
+// Ollama lists every model on disk: without --model the loaded one is
+// measured, and with none loaded the run refuses to guess.
+func TestOllamaLoadedModel(t *testing.T) {
+	for _, tc := range []struct {
+		ps   string
+		want string // model, or "" for a refusal
+	}{
+		{`{"models": [{"name": "qwen3:8b", "model": "qwen3:8b"}]}`, "qwen3:8b"},
+		{`{"models": []}`, ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/api/version":
+				w.Write([]byte(`{"version": "0.17.4"}`))
+			case "/v1/models":
+				w.Write([]byte(`{"data": [{"id": "llama3:70b"}, {"id": "qwen3:8b"}]}`))
+			case "/api/ps":
+				w.Write([]byte(tc.ps))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		s, err := Connect(t.Context(), "run", Target{URL: srv.URL}, &Env{})
+		srv.Close()
+		switch {
+		case tc.want == "" && (err == nil || !strings.Contains(err.Error(), "has none loaded")):
+			t.Errorf("%s: %v, want a refusal", tc.ps, err)
+		case tc.want != "" && (err != nil || s.Setup.Model != tc.want):
+			t.Errorf("%s: model %v (%v), want %s", tc.ps, s, err, tc.want)
+		}
+		if s != nil {
+			s.Close()
 		}
 	}
 }
