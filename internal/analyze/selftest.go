@@ -42,6 +42,11 @@ type SelftestLevel struct {
 	BareCPU       time.Duration `json:"bare_cpu_ns"`
 	BareChunks    int           `json:"bare_chunks"`
 	Compared      bool          `json:"compared"` // the truth was there to compare with
+	// SimSteps and SimLateSteps are the simulator's engine steps during
+	// the level and how many ran late (it had no CPU when due): the offered
+	// rate then fell short, though its truth still says what it sent.
+	SimSteps     float64 `json:"sim_steps,omitempty"`
+	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
 }
 
 // Truth is what the server says it sent for one request: when it arrived

@@ -110,6 +110,11 @@ func SelftestText(w io.Writer, s *analyze.Selftest) {
 			float64(r.CPU.Microseconds())/float64(max(r.Tokens, 1)), r.PerChunk(), bare, ratio, r.RSSMB, 100*r.BufferedShare, errCell(r.TTFTErr), errCell(r.ITLErr), errCell(r.AggErr), r.Errors)
 	}
 	fmt.Fprintln(w)
+	for _, r := range s.Levels {
+		if r.SimSteps > 0 && r.SimLateSteps > analyze.SimLateLimit*r.SimSteps {
+			fmt.Fprintf(w, "at %d streams the simulator ran %.0f of its %.0f steps late (%.0f%%): it offered less than %.0f tok/s (its truth still says what it sent)\n", r.Streams, r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, r.OfferedTokS)
+		}
+	}
 	if s.AccurateUpTo == 0 {
 		fmt.Fprintln(w, "accurate up to 0 streams: even the first level was off by more than 2% (or failed)")
 	} else {

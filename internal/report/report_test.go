@@ -157,3 +157,16 @@ func TestOverheadCountsFailures(t *testing.T) {
 		t.Errorf("%s", b.String())
 	}
 }
+
+// A self-test level whose simulator fell behind says so: it offered less.
+func TestSelftestSaysTheSimulatorFellBehind(t *testing.T) {
+	s := &analyze.Selftest{Levels: []analyze.SelftestLevel{
+		{Streams: 32, OfferedTokS: 800, SimSteps: 1000, SimLateSteps: 10},
+		{Streams: 4096, OfferedTokS: 102400, SimSteps: 1000, SimLateSteps: 300},
+	}}
+	var b bytes.Buffer
+	Render(&b, "text", s)
+	if !strings.Contains(b.String(), "at 4096 streams the simulator ran 300 of its 1000 steps late (30%)") || strings.Contains(b.String(), "at 32 streams the simulator") {
+		t.Errorf("%s", b.String())
+	}
+}
