@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // tinyJSON is a byte-level BPE tokenizer.json small enough to read: the bytes of "hello" and
@@ -270,8 +272,15 @@ func FuzzEncode(f *testing.F) {
 		}
 		for name, tok := range loaded {
 			ids := tok.Encode(s)
-			if got := tok.Decode(ids); got != s {
-				t.Fatalf("%s: Decode(Encode(%q)) = %q", name, s, got)
+			// Qwen3's tokenizer.json normalizes to NFC first (U+2001 EM QUAD
+			// is U+2003 EM SPACE there), so it round-trips the NFC form; the
+			// others have no normalizer.
+			want := s
+			if name == "qwen3" {
+				want = norm.NFC.String(s)
+			}
+			if got := tok.Decode(ids); got != want {
+				t.Fatalf("%s: Decode(Encode(%q)) = %q, want %q", name, s, got, want)
 			}
 			if n := tok.Count(s); n != len(ids) {
 				t.Fatalf("%s: Count = %d, len(Encode) = %d", name, n, len(ids))
