@@ -541,6 +541,35 @@ func (a *arrivals) Now() time.Duration {
 	return at
 }
 
+// promptLimit is how soon after its bytes arrived a read must come for the
+// events it brings together to count as the server's doing, not the
+// client's lag.
+const promptLimit = time.Millisecond
+
+// buffered counts a token chunk that was complete in the buffer when read:
+// as coalesced by the server when the read that brought it came within
+// promptLimit of the bytes' kernel arrival, else as the client's lag.
+func buffered(clock stamper, rec *record.Record) {
+	if a, ok := clock.(*arrivals); ok && a.prompt() {
+		rec.Coalesced++
+		return
+	}
+	rec.Buffered++
+}
+
+// prompt says the latest read came within promptLimit of the kernel's
+// arrival stamp of its bytes (false where there is no stamp).
+func (a *arrivals) prompt() bool {
+	if a.conn == nil || a.read == 0 {
+		return false
+	}
+	t, ok := a.conn.arrivedAt()
+	if !ok {
+		return false
+	}
+	return a.read-t.Sub(a.clock.Start()) <= promptLimit
+}
+
 // arriver is a connection that knows when the bytes it read last reached
 // this machine (a time with its monotonic reading, so that a clock in a
 // test's virtual time reads it right too).

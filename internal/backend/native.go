@@ -81,7 +81,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 			}
 			rec.AddChunk(now, 1)
 			if ev.Buffered() {
-				rec.Buffered++
+				buffered(clock, rec)
 			}
 			if e.Token.Text != "" && !e.Token.Special && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
@@ -195,7 +195,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 		if n > 0 {
 			rec.AddChunk(now, n)
 			if ev.Buffered() {
-				rec.Buffered++
+				buffered(clock, rec)
 			}
 			if e.Content != "" && rec.FirstContent == record.Unset {
 				rec.FirstContent = now

@@ -231,7 +231,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 			chunks++
 			rec.AddChunk(now, n)
 			if ev.Buffered() {
-				rec.Buffered++
+				buffered(clock, rec)
 			}
 			if content && rec.FirstContent == record.Unset {
 				rec.FirstContent = now

@@ -69,7 +69,7 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 		if n := m.CompletionTokens - cum; n > 0 {
 			rec.AddChunk(now, n)
 			if ev.Buffered() {
-				rec.Buffered++
+				buffered(clock, rec)
 			}
 			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
 				rec.FirstContent = now

@@ -160,6 +160,11 @@ type Record struct {
 	// Buffered counts token chunks that were already waiting in the
 	// client's buffer when read: their arrival times are late.
 	Buffered int
+	// Coalesced counts token chunks that came in one read with the one
+	// before while the client read them as soon as they arrived (by the
+	// kernel's arrival stamp): the server wrote them together, so their
+	// shared arrival is true and the client did not fall behind.
+	Coalesced int
 	// Connect is the time spent opening a new connection, 0 on a reused one.
 	Connect time.Duration
 	// Text is the output, kept only when asked (tokperf check).

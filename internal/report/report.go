@@ -296,6 +296,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		if s.TokensPerChunk > 1.05 {
 			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
 		}
+		if s.CoalescedShare > analyze.BufferedLimit {
+			fmt.Fprintf(w, "%s: the server wrote %.0f%% of token chunks together with the one before (server-coalesced: they arrived in one read, read at once), so they share one arrival; ICL and ITL see its writes, not its steps\n", analyze.Label(s), 100*s.CoalescedShare)
+		}
 		// TTFT is the first token on any channel; where visible content
 		// came later (reasoning), TTFO is what a reader waits for.
 		if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {

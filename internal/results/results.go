@@ -119,6 +119,7 @@ type line struct {
 	FinishReason string               `json:"finish_reason,omitempty"`
 	Retries      int                  `json:"retries,omitempty"`
 	Buffered     int                  `json:"buffered_chunks,omitempty"`
+	Coalesced    int                  `json:"coalesced_chunks,omitempty"`
 	ConnectNs    int64                `json:"connect_ns,omitempty"`
 	Endpoint     string               `json:"endpoint,omitempty"`
 	Text         string               `json:"text,omitempty"`
@@ -150,7 +151,7 @@ func toLine(r *record.Record) line {
 		AskedPrompt: r.AskedPromptTokens, AskedSource: string(r.AskedPromptSource),
 		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
-		Buffered: r.Buffered, ConnectNs: int64(r.Connect), Text: r.Text,
+		Buffered: r.Buffered, Coalesced: r.Coalesced, ConnectNs: int64(r.Connect), Text: r.Text,
 	}
 	for i, c := range r.Chunks {
 		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
@@ -168,7 +169,7 @@ func (l *line) record() record.Record {
 		AskedPromptTokens: l.AskedPrompt, AskedPromptSource: record.TokenSource(l.AskedSource),
 		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
-		Buffered: l.Buffered, Connect: time.Duration(l.ConnectNs), Text: l.Text,
+		Buffered: l.Buffered, Coalesced: l.Coalesced, Connect: time.Duration(l.ConnectNs), Text: l.Text,
 	}
 	if len(l.Chunks) > 0 {
 		r.Chunks = make([]record.Chunk, len(l.Chunks))

@@ -31,6 +31,7 @@ type Acc struct {
 	busy        time.Duration
 	chunks      int
 	buffered    int
+	coalesced   int
 
 	// Per-request samples, in milliseconds or tok/s.
 	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
@@ -132,6 +133,7 @@ func (a *Acc) Add(r *record.Record) {
 	s.ChunkSources[r.ChunkSource]++
 	a.chunks += len(r.Chunks)
 	a.buffered += r.Buffered
+	a.coalesced += r.Coalesced
 	if t := r.Server; t != nil {
 		s.ServerTimed++
 		if t.Compute {
@@ -317,6 +319,7 @@ func (a *Acc) Stage() Stage {
 	if a.chunks > 0 {
 		s.TokensPerChunk = float64(s.OutputTokens) / float64(a.chunks)
 		s.BufferedShare = float64(a.buffered) / float64(a.chunks)
+		s.CoalescedShare = float64(a.coalesced) / float64(a.chunks)
 	}
 	s.SteadyTokS = a.steady()
 	s.ClientQueue, s.ClientWait = stats.Describe(a.queue), stats.Describe(a.wait)

@@ -61,7 +61,10 @@ type Stage struct {
 	NoContent int `json:"no_content,omitempty"`
 	// BufferedShare is the share of token chunks that were already waiting
 	// in the client's buffer when read (a client falling behind).
-	BufferedShare    float64 `json:"buffered_share"`
+	BufferedShare float64 `json:"buffered_share"`
+	// CoalescedShare is the share of token chunks the server wrote together
+	// with the one before (one read, read at once): not the client's lag.
+	CoalescedShare   float64 `json:"coalesced_share,omitempty"`
 	MeanOutputTokens float64 `json:"mean_output_tokens"`
 
 	ClientQueue stats.Dist `json:"client_queue_ms"`
