@@ -26,7 +26,10 @@ type Run struct {
 	Setup    record.Setup `json:"setup"`
 	OpenLoop bool         `json:"open_loop"`
 	Stages   []Stage      `json:"stages"`
-	Warnings []Warning    `json:"warnings"`
+	// Percentiles are the ones the text table shows (--percentiles; nil:
+	// the report's default); a view setting, not a figure.
+	Percentiles []float64 `json:"-"`
+	Warnings    []Warning `json:"warnings"`
 	// Verdict is the scaling verdict of a closed-loop run of two or more
 	// levels; nil otherwise.
 	Verdict *Verdict `json:"verdict,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,41 @@ type Config struct {
 	// tokperf's own client (slower: to compare the two, or for a server
 	// the lean client does not read right).
 	NetHTTP bool
+	// Headers go on every generation request (--header); an
+	// Authorization among them replaces the API key's.
+	Headers []Header
+	// ExtraBody is a JSON object whose fields are merged into every
+	// request body, over the protocol's own (--extra-body).
+	ExtraBody json.RawMessage
+}
+
+// Header is one HTTP header the user asked for.
+type Header struct{ Name, Value string }
+
+// userAuth reports whether the user's headers carry their own Authorization.
+func userAuth(hs []Header) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeBody sets extra's fields on the JSON object body.
+func mergeBody(body []byte, extra json.RawMessage) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	var more map[string]json.RawMessage
+	if err := json.Unmarshal(extra, &more); err != nil {
+		return nil, fmt.Errorf("--extra-body: %v", err)
+	}
+	for k, v := range more {
+		fields[k] = v
+	}
+	return json.Marshal(fields)
 }
 
 // Backend sends requests in one protocol.
@@ -141,8 +177,19 @@ func New(cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p}
+	apiKey := cfg.APIKey
+	if userAuth(cfg.Headers) {
+		apiKey = ""
+	}
 	if !cfg.HTTP2 && !cfg.NetHTTP && u.Scheme == "http" {
-		b.t = &leanTransport{h1: newH1Client(u, cfg.Conns, cfg.Dial), shown: b.shown, apiKey: cfg.APIKey}
+		h1 := newH1Client(u, cfg.Conns, cfg.Dial)
+		for _, h := range cfg.Headers {
+			h1.headers = append(h1.headers, "\r\n"+h.Name+": "+h.Value...)
+		}
+		if userAuth(cfg.Headers) {
+			h1.basic = ""
+		}
+		b.t = &leanTransport{h1: h1, shown: b.shown, apiKey: apiKey}
 		return b, nil
 	}
 	client := NewClient(cfg.Conns, cfg.Dial)
@@ -155,7 +202,7 @@ func New(cfg Config) (*Backend, error) {
 	}
 	// Redirects are reported, not followed (see response).
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	b.t = &netTransport{client: client, url: b.url, apiKey: cfg.APIKey, h2c: cfg.HTTP2 && u.Scheme == "http", h2: cfg.HTTP2}
+	b.t = &netTransport{client: client, url: b.url, apiKey: apiKey, headers: cfg.Headers, h2c: cfg.HTTP2 && u.Scheme == "http", h2: cfg.HTTP2}
 	return b, nil
 }
 
@@ -268,6 +315,9 @@ func (b *Backend) Close() { b.t.closeIdle() }
 // record's status.
 func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request, rec *record.Record) {
 	body, err := b.proto.body(&b.cfg, &req)
+	if err == nil && b.cfg.ExtraBody != nil {
+		body, err = mergeBody(body, b.cfg.ExtraBody)
+	}
 	if err != nil {
 		rec.Sent, rec.Done = clock.Now(), clock.Now()
 		rec.Status, rec.Error = record.StatusHTTPError, err.Error()
@@ -295,6 +345,7 @@ type netTransport struct {
 	client  *http.Client
 	url     string
 	apiKey  string
+	headers []Header
 	h2c, h2 bool
 }
 
@@ -325,6 +376,9 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 		hr.Header.Set("X-Request-Id", "tokperf-"+strconv.Itoa(rec.ID))
 		if t.apiKey != "" {
 			hr.Header.Set("Authorization", "Bearer "+t.apiKey)
+		}
+		for _, h := range t.headers {
+			hr.Header.Add(h.Name, h.Value)
 		}
 		rec.Sent = clock.Now()
 		arrive.conn = nil

@@ -33,6 +33,7 @@ type h1Client struct {
 	host    string // the Host header
 	target  string // the request target: path and query
 	basic   string // Basic credentials from the URL's user info, if any
+	headers []byte // the user's headers, each "\r\nName: value"
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxIdle int
 
@@ -163,7 +164,7 @@ func (h *h1Client) closeIdle() {
 // buffer for one write. An API key is a Bearer token and wins over the
 // URL's user info.
 func (h *h1Client) request(body []byte, id int, apiKey string) []byte {
-	b := make([]byte, 0, 256+len(h.target)+len(h.host)+len(apiKey)+len(h.basic)+len(body))
+	b := make([]byte, 0, 256+len(h.target)+len(h.host)+len(apiKey)+len(h.basic)+len(h.headers)+len(body))
 	b = append(b, "POST "...)
 	b = append(b, h.target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
@@ -178,6 +179,7 @@ func (h *h1Client) request(body []byte, id int, apiKey string) []byte {
 		b = append(b, "\r\nAuthorization: "...)
 		b = append(b, h.basic...)
 	}
+	b = append(b, h.headers...)
 	b = append(b, "\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)

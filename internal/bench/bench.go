@@ -13,14 +13,20 @@ package bench
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/engine"
@@ -130,6 +136,82 @@ type Target struct {
 	Tokenizer interface{ Count(string) int }
 	GPUs      int // GPUs behind the server, for per-GPU figures
 	GPUType   string
+	// Headers go on every request to the server (--header).
+	Headers []Header
+	// ExtraBody is merged into each generation request's body (--extra-body).
+	ExtraBody []ExtraBody
+}
+
+// Header is an HTTP header the user asked for on every request.
+type Header = backend.Header
+
+// ExtraBody is a JSON object merged into request bodies.
+type ExtraBody = record.ExtraBody
+
+// headerTransport puts the user's headers on the session's own requests
+// (detection, readiness, /metrics, /tokenize) as on the measured ones.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers []Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, h := range t.headers {
+		if strings.EqualFold(h.Name, "Authorization") {
+			r.Header.Del("Authorization")
+		}
+		r.Header.Add(h.Name, h.Value)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// extraFor merges the extra bodies that apply to endpoint, later over
+// earlier; nil when none does.
+func extraFor(all []ExtraBody, endpoint string) (json.RawMessage, error) {
+	var merged map[string]json.RawMessage
+	for _, x := range all {
+		if x.Endpoint != "" && x.Endpoint != endpoint {
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(x.JSON, &fields); err != nil {
+			return nil, configErr("--extra-body %s: %v", x.JSON, err)
+		}
+		if merged == nil {
+			merged = map[string]json.RawMessage{}
+		}
+		maps.Copy(merged, fields)
+	}
+	if merged == nil {
+		return nil, nil
+	}
+	return json.Marshal(merged)
+}
+
+// checkProxy refuses a target that the environment's proxy settings
+// would send through a proxy: tokperf dials the server itself, and a
+// proxy's own latency would read as the server's.
+func checkProxy(target string, getenv func(string) string) error {
+	u, err := url.Parse(target)
+	if err != nil || target == "" {
+		return nil
+	}
+	env := func(names ...string) string {
+		for _, n := range names {
+			if v := getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	c := httpproxy.Config{HTTPProxy: env("HTTP_PROXY", "http_proxy"), HTTPSProxy: env("HTTPS_PROXY", "https_proxy"), NoProxy: env("NO_PROXY", "no_proxy")}
+	p, err := c.ProxyFunc()(u)
+	if err != nil || p == nil {
+		return nil
+	}
+	return configErr("the environment's proxy (%s) applies to %s, and tokperf does not send through proxies: "+
+		"a proxy's latency would be measured as the server's; add %s to NO_PROXY, or unset HTTP_PROXY/HTTPS_PROXY", backend.Redact(p.String()), backend.Redact(target), u.Hostname())
 }
 
 // Session is a connection to the target: the embedded simulator started
@@ -165,8 +247,18 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return nil, &ConfigError{err}
 	}
 	s := &Session{t: t, env: env, base: t.URL, tls: tlsc, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
+	if err := checkProxy(t.URL, env.getenv); err != nil {
+		return nil, err
+	}
 	s.client = backend.NewClient(8, env.dial())
 	s.client.Transport.(*http.Transport).TLSClientConfig = tlsc
+	if len(t.Headers) > 0 {
+		s.client.Transport = headerTransport{base: s.client.Transport, headers: t.Headers}
+	}
+	for _, h := range t.Headers {
+		s.Setup.Headers = append(s.Setup.Headers, h.Name)
+	}
+	s.Setup.ExtraBody = t.ExtraBody
 	out := env.progress()
 	if s.base == "" {
 		p, err := sim.LoadProfile(t.SimProfile)
@@ -255,8 +347,13 @@ func engineOr(e string) string {
 // pool sized for conns requests in flight; with WaitReady it also waits
 // for a first 1-token generation to succeed.
 func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*backend.Backend, error) {
+	extra, err := extraFor(s.t.ExtraBody, endpoint)
+	if err != nil {
+		return nil, err
+	}
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
-		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal})
+		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal,
+		Headers: s.t.Headers, ExtraBody: extra})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

@@ -55,8 +55,8 @@ func TestSweepModelEqualsFile(t *testing.T) {
 		t.Fatalf("stages %+v", live.Figures())
 	}
 	for _, s := range live.Stages {
-		// max(4, 2×C) measured requests of 32 tokens each, all ok.
-		if want := max(4, 2*s.Concurrency); s.OK != want || s.OutputTokens != 32*want {
+		// The default size of measured requests of 32 tokens each, all ok.
+		if want := DefaultRequests(s.Concurrency); s.OK != want || s.OutputTokens != 32*want {
 			t.Errorf("C=%d: %d ok, %d tokens; want %d and %d", s.Concurrency, s.OK, s.OutputTokens, want, 32*want)
 		}
 	}

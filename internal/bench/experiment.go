@@ -20,7 +20,7 @@ import (
 // experiments.
 const (
 	DefaultInputTokens  = 128
-	DefaultOutputTokens = 1000
+	DefaultOutputTokens = 256
 	DefaultTimeout      = 10 * time.Minute
 	DefaultCheckConc    = 4
 	DefaultMaxTokens    = 48
@@ -146,6 +146,9 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 	cfg.Workload.InputTokens, cfg.Workload.OutputTokens, cfg.Workload.IgnoreEOS, cfg.Workload.Seed = DefaultInputTokens, DefaultOutputTokens, true, 1
 	if s.Requests > 0 {
 		cfg.Load.Requests = s.Requests
+	}
+	if s.MaxStageS > 0 {
+		cfg.Load.MaxStageTime = time.Duration(s.MaxStageS * float64(time.Second))
 	}
 	if s.InputTokens > 0 {
 		cfg.Workload.InputTokens = s.InputTokens

@@ -27,11 +27,17 @@ type Load struct {
 	// Rates is one open-loop stage per rate (requests/s).
 	Rates    []float64
 	Arrival  schedule.Arrival // poisson or constant
-	Requests int              // measured per stage; 0: max(4, 2×C), open loop 60×rate
-	Duration time.Duration    // start requests for this long per stage instead
-	Warmup   int              // per stage; -1: one round at the stage's concurrency
-	Timeout  time.Duration    // per request
-	Seed     int64
+	Requests int              // measured per stage; 0: the default (DefaultRequests)
+	// RequestsPer is the measured requests of each stage, in order, when
+	// they differ (the seed article's 4, 8, 32, 64); it wins over Requests.
+	RequestsPer []int
+	Duration    time.Duration // start requests for this long per stage instead
+	// MaxStageTime ends a stage of default size early: no request starts
+	// after it (0: DefaultMaxStageTime; negative: none).
+	MaxStageTime time.Duration
+	Warmup       int           // per stage; -1: one round at the stage's concurrency
+	Timeout      time.Duration // per request
+	Seed         int64
 	// UntilSaturated keeps doubling concurrency while aggregate grows 10%
 	// or more per doubling (up to MaxConcurrency), then measures the level
 	// between the last two.
@@ -48,12 +54,12 @@ func (l Load) Plans() []runner.Plan {
 			cap = l.Concurrency[0]
 		}
 		for i, r := range l.Rates {
-			n := l.Requests
-			if n == 0 && l.Duration == 0 {
-				n = max(4, int(60*r))
+			n, d := l.requests(i), l.Duration
+			if n == 0 && d == 0 {
+				n, d = max(MinRequests, int(60*r)), l.stageTime()
 			}
 			out = append(out, runner.Plan{Index: i, Concurrency: cap, Rate: r, Arrival: l.Arrival,
-				Requests: n, Duration: l.Duration, Warmup: max(l.Warmup, 0), Timeout: l.Timeout, Seed: l.Seed + int64(i)})
+				Requests: n, Duration: d, Warmup: max(l.Warmup, 0), Timeout: l.Timeout, Seed: l.Seed + int64(i)})
 		}
 		return out
 	}
@@ -65,9 +71,9 @@ func (l Load) Plans() []runner.Plan {
 
 // level is the closed-loop stage at concurrency c.
 func (l Load) level(index, c int) runner.Plan {
-	st := runner.Plan{Index: index, Concurrency: c, Requests: max(4, 2*c), Duration: l.Duration, Warmup: c, Timeout: l.Timeout, Seed: l.Seed}
-	if l.Requests > 0 || l.Duration > 0 {
-		st.Requests = l.Requests
+	st := runner.Plan{Index: index, Concurrency: c, Requests: DefaultRequests(c), Duration: l.stageTime(), Warmup: c, Timeout: l.Timeout, Seed: l.Seed}
+	if n := l.requests(index); n > 0 || l.Duration > 0 {
+		st.Requests, st.Duration = n, l.Duration
 	}
 	if l.Warmup >= 0 {
 		st.Warmup = l.Warmup
@@ -75,11 +81,50 @@ func (l Load) level(index, c int) runner.Plan {
 	return st
 }
 
+// MinRequests is the fewest measured requests a default stage asks for:
+// enough for a p99 that is not simply the largest value.
+const MinRequests = 100
+
+// DefaultMaxStageTime ends a default-sized stage early, so the first
+// sweep on a slow server (or the embedded simulator) ends in minutes; the
+// table then says how few samples are behind each percentile.
+const DefaultMaxStageTime = 30 * time.Second
+
+// DefaultRequests is a closed-loop stage's measured requests when none are
+// asked for: max(MinRequests, 4×C), four rounds at high concurrency,
+// rounded up to whole rounds of C so the last round does not drain alone.
+func DefaultRequests(c int) int {
+	n := max(MinRequests, 4*c)
+	return (n + c - 1) / c * c
+}
+
+// requests is stage i's asked size, 0 for the default.
+func (l Load) requests(i int) int {
+	if i < len(l.RequestsPer) {
+		return l.RequestsPer[i]
+	}
+	return l.Requests
+}
+
+// stageTime is the time limit of a default-sized stage, 0 for none.
+func (l Load) stageTime() time.Duration {
+	switch {
+	case l.MaxStageTime < 0:
+		return 0
+	case l.MaxStageTime == 0:
+		return DefaultMaxStageTime
+	}
+	return l.MaxStageTime
+}
+
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
-	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
+	out := record.Load{Requests: l.Requests, RequestsPer: l.RequestsPer, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
+	if l.Requests == 0 && len(l.RequestsPer) == 0 && l.Duration == 0 {
+		out.MaxStageS = l.stageTime().Seconds()
+	}
 	if len(l.Rates) > 0 {
-		out.Rate, out.Arrival = l.Rates[0], string(l.Arrival)
+		out.Rate, out.Rates, out.Arrival = l.Rates[0], l.Rates, string(l.Arrival)
 		if l.CapSet {
 			out.Concurrency = l.Concurrency
 		}
@@ -212,8 +257,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 			label = fmt.Sprintf("rate=%g/s", p.Rate)
 		}
 		what := fmt.Sprintf("%d requests", p.Requests)
-		if p.Requests == 0 {
+		switch {
+		case p.Requests == 0:
 			what = "requests for " + p.Duration.String()
+		case p.Duration > 0:
+			what += " or " + p.Duration.String() + ", whichever comes first"
 		}
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher

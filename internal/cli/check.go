@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"flag"
+	"strconv"
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/check"
@@ -10,15 +10,16 @@ import (
 
 // checkCmd is tokperf check: smoke and accuracy checks that need no download.
 func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	var f targetFlags
 	f.register(fs)
-	out := fs.String("out", "", "result file with every output (default ./tokperf-results/TIMESTAMP-check.jsonl)")
-	fs.StringVar(out, "o", "", "shorthand for --out")
+	out := fs.StringP("out", "o", "", "result file with every output (default ./tokperf-results/TIMESTAMP-check.jsonl)")
 	var format string
 	registerFormat(fs, &format)
 	seed := fs.Int64("seed", 1, "seed of the question set")
-	conc := fs.Int("c", bench.DefaultCheckConc, "requests in flight (correctness under load)")
+	var conc ints
+	conc.Set(strconv.Itoa(bench.DefaultCheckConc))
+	fs.VarP(&conc, "concurrency", "c", "requests in flight (correctness under load; one level)")
 	n := fs.Int("questions", 40, "exact-answer questions")
 	maxTokens := fs.Int("max-tokens", bench.DefaultMaxTokens, "output tokens per answer at most")
 	minAcc := fs.Float64("min-accuracy", 0.9, "fail below this share of correct answers")
@@ -34,7 +35,10 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if *conc < 1 || *n < 0 || *maxTokens < 1 || *minAcc < 0 || *minAcc > 1 {
+	if len(conc) != 1 {
+		return usagef("check runs at one level: give one -c value")
+	}
+	if *n < 0 || *maxTokens < 1 || *minAcc < 0 || *minAcc > 1 {
 		return usagef("-c and --max-tokens must be positive, --questions not negative, --min-accuracy in [0, 1]")
 	}
 	items := check.Items(*seed, *n)
@@ -45,7 +49,7 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		}
 		items = append(items, ev...)
 	}
-	res, err := bench.Check(ctx, bench.CheckConfig{Target: f.target(), Items: items, Concurrency: *conc, MaxTokens: *maxTokens,
+	res, err := bench.Check(ctx, bench.CheckConfig{Target: f.target(), Items: items, Concurrency: conc[0], MaxTokens: *maxTokens,
 		MinAccuracy: *minAcc, Seed: *seed, Against: *against, Out: *out}, e.progress(nil))
 	if ctx.Err() != nil {
 		return errInterrupted

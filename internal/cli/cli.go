@@ -13,20 +13,72 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/bench"
 )
 
-// Version is tokperf's version.
-const Version = "0.1.0"
+// version is set by the release build (-ldflags -X); otherwise the
+// module version the Go toolchain stamped into the binary is used.
+var version = ""
+
+// Version is tokperf's version: the release's, or the module version Go
+// stamped into the build (a tag, or a pseudo-version from the commit),
+// "(devel)" when there is none.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// buildCommit is the VCS commit the binary was built from, with "+dirty"
+// for uncommitted changes, or "".
+func buildCommit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, at string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	if at != "" {
+		rev += " " + at
+	}
+	return rev
+}
 
 // env is what a command may touch; tests replace the network in bench.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	bench          bench.Env
+	// listFlags makes --help print the command's flag names (for shell
+	// completion) instead of its help.
+	listFlags bool
+	// parseOnly stops a command once its flags parsed (errParsed), for
+	// the test that reads every README command line.
+	parseOnly bool
 }
 
 // Exit codes: what happened, for scripts and CI.
@@ -73,42 +125,67 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 	"report":     reportCmd,
 	"compare":    compareCmd,
 	"baselines":  baselinesCmd,
+	"config":     configCmd,
 }
+
+func init() { commandTable["completion"] = completionCmd } // it lists the table
 
 func run(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 {
 		fmt.Fprint(e.stdout, helpText)
 		return 0
 	}
-	bench.Version = Version
+	bench.Version = Version()
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {
 	case "help", "-h", "--help":
+		if len(rest) > 0 && (rest[0] == "help" || rest[0] == "--help" || rest[0] == "-h") {
+			fmt.Fprintln(e.stdout, "tokperf help lists the commands; tokperf help COMMAND (or tokperf COMMAND --help) shows its flags, grouped, with examples")
+			return 0
+		}
+		if len(rest) > 0 && commandTable[rest[0]] == nil {
+			return exitCode(cmd, usagef("unknown command %q%s", rest[0], didYouMean(rest[0])), e)
+		}
 		if len(rest) > 0 && commandTable[rest[0]] != nil {
 			return run(ctx, []string{rest[0], "--help"}, e)
 		}
 		fmt.Fprint(e.stdout, helpText)
 		return 0
 	case "version", "--version":
-		fmt.Fprintf(e.stdout, "tokperf %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintf(e.stdout, "tokperf %s (%s %s/%s)\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		if c := buildCommit(); c != "" {
+			fmt.Fprintf(e.stdout, "commit %s\n", c)
+		}
 		return 0
+	case "__flags":
+		// The flag names of a command, for the completion scripts.
+		if len(rest) == 1 && commandTable[rest[0]] != nil {
+			e.listFlags = true
+			return exitCode(rest[0], commandTable[rest[0]](ctx, rest[0], []string{"--help"}, e), e)
+		}
+		return exitUsage
 	}
 	if c := commandTable[cmd]; c != nil {
 		err = c(ctx, cmd, rest, e)
 	} else {
-		var names []string
-		for n := range commandTable {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		if near := closest(cmd, names); near != "" {
-			err = usagef("unknown command %q: did you mean %s?", cmd, near)
-		} else {
-			err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
-		}
+		err = usagef("unknown command %q%s", cmd, didYouMean(cmd))
 	}
 	return exitCode(cmd, err, e)
+}
+
+// didYouMean is ": did you mean X?" for the command nearest cmd, or the
+// list of commands.
+func didYouMean(cmd string) string {
+	names := []string{"help", "version"}
+	for n := range commandTable {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if near := closest(cmd, names); near != "" {
+		return ": did you mean " + near + "?"
+	}
+	return " (commands: " + strings.Join(names, ", ") + ")"
 }
 
 // exitCode says what happened, on stderr where it is an error.
@@ -117,7 +194,7 @@ func exitCode(cmd string, err error, e *env) int {
 	var ce *bench.ConfigError
 	var fe *failedError
 	switch {
-	case err == nil, errors.Is(err, errHelp):
+	case err == nil, errors.Is(err, errHelp), errors.Is(err, errParsed):
 		return exitOK
 	case errors.Is(err, errCheckFailed):
 		return exitVerdictFail
@@ -189,10 +266,12 @@ Usage:
   tokperf selftest           how many streams tokperf measures accurately on this machine
                              (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own
-  tokperf version
-  tokperf help COMMAND       the flags of a command
+  tokperf config print       the effective configuration of a run, as a --config file
+  tokperf completion SHELL   shell completion for bash, zsh or fish
+  tokperf version            the version and the commit it was built from
+  tokperf help COMMAND       the flags of a command, grouped, with examples
 
-Every command that prints results takes --format text|json|csv|markdown.
+Every command that prints results takes --format (text, json, csv, markdown, …).
 With no --url, sweep and run start the embedded simulated server (profile
 "seed", the seed article's 8-GPU deployment) and say so: the first run needs
 no GPU. Every figure is defined in docs/METRICS.md.

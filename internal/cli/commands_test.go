@@ -186,7 +186,7 @@ func TestDurationAndConstantArrivals(t *testing.T) {
 
 func TestReportFormats(t *testing.T) {
 	dir := t.TempDir()
-	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--output-tokens", "10", "-o", dir+"/r.jsonl"); code != 0 {
+	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--requests", "4", "--output-tokens", "10", "-o", dir+"/r.jsonl"); code != 0 {
 		t.Fatal(errw)
 	}
 	out, errw, code := runCLI(t, "report", dir+"/r.jsonl", "--format", "json")

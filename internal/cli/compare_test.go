@@ -19,7 +19,7 @@ import (
 // aggregate tok/s: n requests over a 10 s window.
 func writeRun(t *testing.T, path string, setup record.Setup, aggs map[int]float64) {
 	t.Helper()
-	w, err := results.Create(path, results.Header{Tool: "tokperf", Version: Version, Setup: setup})
+	w, err := results.Create(path, results.Header{Tool: "tokperf", Version: Version(), Setup: setup})
 	if err != nil {
 		t.Fatal(err)
 	}

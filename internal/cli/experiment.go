@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"path/filepath"
 	"time"
 
@@ -14,9 +13,8 @@ import (
 // start it, wait until it is ready, check it answers correctly, sweep it,
 // stop it and free its port; then compare the ones that passed.
 func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	outDir := fs.String("out", "", "directory for logs and result files (default ./tokperf-results/TIMESTAMP-experiment)")
-	fs.StringVar(outDir, "o", "", "shorthand for --out")
+	fs := newFlags(cmd)
+	outDir := fs.StringP("out", "o", "", "directory for logs and result files (default ./tokperf-results/TIMESTAMP-experiment)")
 	var format string
 	registerFormat(fs, &format)
 	pos, err := parseMixed(fs, args, e)

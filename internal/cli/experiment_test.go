@@ -109,6 +109,7 @@ func TestExperimentMTP(t *testing.T) {
 sweep:
   concurrency: [1, 32]
   output_tokens: 100
+  max_stage_s: 3
 check:
   questions: 8
 `, a, a, b, b)

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -33,6 +30,8 @@ func (v *ints) String() string {
 	return strings.Join(s, ",")
 }
 
+func (v *ints) Type() string { return "ints" }
+
 func (v *ints) Set(s string) error {
 	*v = nil
 	for _, part := range strings.Split(s, ",") {
@@ -42,6 +41,26 @@ func (v *ints) Set(s string) error {
 		}
 		if slices.Contains(*v, n) {
 			return fmt.Errorf("%d is given twice", n)
+		}
+		*v = append(*v, n)
+	}
+	return nil
+}
+
+// counts is a comma-separated list of positive integers that may repeat:
+// one value for every stage, or one per stage.
+type counts []int
+
+func (v *counts) String() string { return (*ints)(v).String() }
+
+func (v *counts) Type() string { return "N[,N...]" }
+
+func (v *counts) Set(s string) error {
+	*v = nil
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive integer", part)
 		}
 		*v = append(*v, n)
 	}
@@ -59,6 +78,8 @@ func (v *floats) String() string {
 	return strings.Join(s, ",")
 }
 
+func (v *floats) Type() string { return "numbers" }
+
 func (v *floats) Set(s string) error {
 	*v = nil
 	for _, part := range strings.Split(s, ",") {
@@ -74,13 +95,18 @@ func (v *floats) Set(s string) error {
 // waitReady is --wait-ready[=TIMEOUT]: alone it waits up to 10 minutes.
 type waitReady time.Duration
 
-func (w *waitReady) String() string { return time.Duration(*w).String() }
+func (w *waitReady) String() string {
+	if *w == 0 {
+		return "" // no default shown: it does not wait
+	}
+	return time.Duration(*w).String()
+}
 
-func (w *waitReady) IsBoolFlag() bool { return true }
+func (w *waitReady) Type() string { return "duration" }
 
 func (w *waitReady) Set(s string) error {
 	switch s {
-	case "true":
+	case "true", "10m":
 		*w = waitReady(10 * time.Minute)
 	case "false":
 		*w = 0
@@ -101,6 +127,8 @@ type lengths struct {
 }
 
 func (v *lengths) String() string { return v.spec }
+
+func (v *lengths) Type() string { return "tokens" }
 
 func (v *lengths) Set(s string) error {
 	l, err := workload.ParseLengths(s)
@@ -126,30 +154,39 @@ type targetFlags struct {
 	cachePrompt, http2, netHTTP                   bool
 	gpus                                          int
 	gpuType                                       string
+	headers                                       headers
+	extraBody                                     extraBody
 }
 
-func (f *targetFlags) register(fs *flag.FlagSet) {
+func (f *targetFlags) register(fs *flagSet) {
+	fs.group("Target")
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
 	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, or api-chat (Ollama) (default: the raw generation endpoint)")
 	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: "+strings.Join(engine.Names(), ", "))
-	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
+	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
+	fs.Lookup("wait-ready").NoOptDefVal = "10m"
+	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
+	fs.group("Authentication and TLS")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (shows in ps: prefer --api-key-file or $OPENAI_API_KEY; never written to any file)")
 	fs.StringVar(&f.apiKeyFile, "api-key-file", "", "read the API key from this file (default: $OPENAI_API_KEY)")
 	fs.StringVar(&f.caCert, "ca-cert", "", "trust the CA certificates in this PEM file for https:// (instead of the system's)")
 	fs.BoolVar(&f.insecure, "insecure", false, "do not verify the https:// server's certificate (a self-signed test server)")
-	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
 }
 
 // registerTransport adds the flags of how requests travel and what is
 // behind the server.
-func (f *targetFlags) registerTransport(fs *flag.FlagSet) {
+func (f *targetFlags) registerTransport(fs *flagSet) {
+	fs.group("Requests")
+	fs.Var(&f.headers, "header", "an HTTP header on every request, 'Name: value' (repeatable; values are never written to the result file)")
+	fs.Var(&f.extraBody, "extra-body", "JSON object merged into every request body, e.g. '{\"top_p\":0.9}'; ENDPOINT=JSON for one endpoint only, e.g. chat='{\"chat_template_kwargs\":{\"enable_thinking\":false}}' (repeatable)")
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
-	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
-	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
+	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
+	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
 }
 
 func (f *targetFlags) check() error {
@@ -195,7 +232,8 @@ func (f *targetFlags) warn(e *env) {
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
-		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final"}
+		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
+		Headers: f.headers, ExtraBody: f.extraBody}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -208,7 +246,9 @@ type loadFlags struct {
 	out, arrival, format, debugAddr   string
 	conc                              ints
 	rates                             floats
-	requests                          int
+	requests                          counts
+	maxStage                          time.Duration
+	config                            string
 	inputTokens, outputTokens         lengths
 	text, corpus, dataset, datasetFmt string
 	tokenizer                         string
@@ -220,33 +260,63 @@ type loadFlags struct {
 	temperature                       float64
 	seed                              int64
 	concSet                           bool
+	percentiles                       ints
 }
 
-func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
+func (f *loadFlags) register(fs *flagSet, cmd string) {
+	fs.group("Configuration")
+	registerConfig(fs, &f.config)
 	f.targetFlags.register(fs)
-	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	f.registerTransport(fs)
+	f.registerLoad(fs, cmd)
+	f.registerWorkload(fs)
+	fs.group("SLOs (goodput counts the requests that meet every one given)")
+	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "TTFT at most this")
+	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "TPOT at most this")
+	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "E2E latency at most this")
+	fs.group("Output")
+	fs.StringVarP(&f.out, "out", "o", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
+	registerFormat(fs, &f.format)
+	registerPercentiles(fs, &f.percentiles)
+	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
+	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
+}
+
+// registerLoad adds the flags of how much load, and when.
+func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
+	fs.group("Load")
+	def := "1"
+	switch cmd {
+	case "sweep":
+		def = "1,4,16,32"
+	case "overhead":
+		def = "1,8,32"
+	}
+	f.conc.Set(def)
+	usage := "requests in flight, one stage per level (with --rate: a cap)"
+	if cmd == "run" {
+		usage = "requests in flight (one level; with --rate: a cap)"
+	}
+	fs.VarP(&f.conc, "concurrency", "c", usage)
+	f.arrival = "poisson"
+	if cmd != "overhead" {
+		fs.Var(&f.rates, "rate", "open loop: requests per second, one stage per rate (comma-separated)")
+		fs.StringVar(&f.arrival, "arrival", "poisson", "open-loop arrivals: poisson or constant")
+	}
 	if cmd == "sweep" {
 		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
 		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
 	}
-	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "goodput counts requests whose TTFT is at most this")
-	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "goodput counts requests whose TPOT is at most this")
-	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "goodput counts requests whose E2E latency is at most this")
-	fs.StringVar(&f.out, "out", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
-	fs.StringVar(&f.out, "o", "", "shorthand for --out")
-	registerFormat(fs, &f.format)
-	fs.StringVar(&f.arrival, "arrival", "poisson", "open-loop arrivals: poisson or constant")
-	def := "1"
-	if cmd == "sweep" {
-		def = "1,4,16,32"
-	}
-	f.conc.Set(def)
-	fs.Var(&f.conc, "concurrency", "requests in flight, one stage per level (with --rate: a cap)")
-	fs.Var(&f.conc, "c", "shorthand for --concurrency")
-	fs.Var(&f.rates, "rate", "open loop: requests per second, one stage per rate (comma-separated)")
-	fs.IntVar(&f.requests, "requests", 0, "measured requests per stage (default max(4, 2×C); open loop 60×rate)")
+	fs.Var(&f.requests, "requests", fmt.Sprintf("measured requests per stage, or one number per stage (default: max(%d, 4×C) in whole rounds of C, so p99 has %d samples; open loop: 60 s of the rate, at least %d; either way no request starts after --max-stage-time)", bench.MinRequests, bench.MinRequests, bench.MinRequests))
+	fs.DurationVar(&f.maxStage, "max-stage-time", bench.DefaultMaxStageTime, "a stage of the default size starts no request after this (0: no limit; the table marks percentiles with too few samples)")
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
+	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
+	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
+}
+
+// registerWorkload adds the flags of what each request asks for.
+func (f *loadFlags) registerWorkload(fs *flagSet) {
+	fs.group("Workload")
 	f.inputTokens.Set(strconv.Itoa(bench.DefaultInputTokens))
 	f.outputTokens.Set(strconv.Itoa(bench.DefaultOutputTokens))
 	fs.Var(&f.inputTokens, "input-tokens", "prompt length in tokens: N, or a distribution: N:lognormal:SIGMA (median N), N:normal:SD, MIN-MAX (uniform), @FILE (one length a line)")
@@ -256,17 +326,33 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.StringVar(&f.dataset, "dataset", "", "send the prompts of this dataset: ShareGPT JSON, JSON Lines of {prompt} or of OpenAI chat {messages}")
 	fs.StringVar(&f.datasetFmt, "dataset-format", "", "sharegpt, prompts or chat (default: detected from the file)")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "count prompts exactly: o200k_base, cl100k_base, a Hugging Face tokenizer.json or a model directory holding one, or server (the server's own /tokenize: vLLM, llama.cpp); synthetic prompts are then prose of exactly --input-tokens")
+	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
-	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
-	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
-	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
-	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 }
 
-func registerFormat(fs *flag.FlagSet, format *string) {
+func registerFormat(fs *flagSet, format *string) {
 	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure)")
+}
+
+// registerPercentiles adds --percentiles, the text table's percentiles.
+func registerPercentiles(fs *flagSet, ps *ints) {
+	fs.Var(ps, "percentiles", "the percentiles the text table shows, of 50, 90, 95, 99 and 100 (the maximum), e.g. 50,90,99 (default 50,99; json and csv have them all)")
+}
+
+// percentiles checks --percentiles and returns them for the run model.
+func percentiles(ps ints) ([]float64, error) {
+	var out []float64
+	for _, p := range ps {
+		switch p {
+		case 50, 90, 95, 99, 100:
+			out = append(out, float64(p))
+		default:
+			return nil, usagef("--percentiles %d: want some of 50, 90, 95, 99, 100", p)
+		}
+	}
+	return out, nil
 }
 
 func checkFormat(format string) error {
@@ -276,119 +362,18 @@ func checkFormat(format string) error {
 	return nil
 }
 
-func parse(fs *flag.FlagSet, args []string, e *env) error {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(e.stdout)
-			fmt.Fprintf(e.stdout, "Usage: tokperf %s [flags]\n\nFlags:\n", fs.Name())
-			fs.PrintDefaults()
-			return errHelp
-		}
-		return flagError(fs, err)
+func (f *loadFlags) check(fs *flagSet) error {
+	if err := applyConfig(fs, f.config); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		if prev := len(args) - fs.NArg() - 1; prev >= 0 && strings.TrimLeft(args[prev], "-") == "wait-ready" {
-			return usagef("unexpected argument %q: give the timeout with =, as --wait-ready=%s", fs.Arg(0), fs.Arg(0))
-		}
-		return usagef("unexpected argument %q (flags start with -)", fs.Arg(0))
-	}
-	return nil
-}
-
-// flagError says what a bad flag must look like, or which flag was meant.
-func flagError(fs *flag.FlagSet, err error) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		var names []string
-		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		if near := closest(strings.TrimLeft(name, "-"), names); near != "" {
-			return usagef("unknown flag --%s: did you mean --%s?", strings.TrimLeft(name, "-"), near)
-		}
-		return usagef("unknown flag --%s (tokperf help %s lists them)", strings.TrimLeft(name, "-"), fs.Name())
-	}
-	// "invalid value "5" for flag -timeout: parse error"
-	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
-		if i := strings.Index(rest, " for flag -"); i >= 0 {
-			value, name := rest[:i], rest[i+len(" for flag -"):]
-			name, why, _ := strings.Cut(name, ": ")
-			// A duration flag's default prints as one ("10m0s", "0s").
-			if f := fs.Lookup(name); f != nil && strings.HasSuffix(f.DefValue, "s") {
-				if _, err := time.ParseDuration(f.DefValue); err == nil {
-					why = "want a duration such as 30s, 5m or 1h30m"
-				}
-			}
-			return usagef("--%s %s: %s", name, value, why)
-		}
-	}
-	return usagef("%v", err)
-}
-
-// closest is the name within two edits of s, or "".
-func closest(s string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := edits(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// edits is the Levenshtein distance of a and b.
-func edits(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
-
-// parseMixed parses flags that may come after positional arguments
-// ("compare run.jsonl --baseline x") and returns the positionals.
-func parseMixed(fs *flag.FlagSet, args []string, e *env) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(e.stdout, "Usage: tokperf %s [flags] ARGS...\n\nFlags:\n", fs.Name())
-				fs.SetOutput(e.stdout)
-				fs.PrintDefaults()
-				return nil, errHelp
-			}
-			return nil, flagError(fs, err)
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-func (f *loadFlags) check(fs *flag.FlagSet) error {
-	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "c" || fl.Name == "concurrency" {
-			f.concSet = true
-		}
-	})
+	f.concSet = fs.Changed("concurrency")
 	if err := f.targetFlags.check(); err != nil {
 		return err
 	}
 	if err := checkFormat(f.format); err != nil {
+		return err
+	}
+	if _, err := percentiles(f.percentiles); err != nil {
 		return err
 	}
 	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
@@ -402,8 +387,14 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 		return usagef("--text %q: want words or prose", f.text)
 	case f.dataset != "" && f.corpus != "":
 		return usagef("give --dataset or --corpus, not both")
-	case f.requests < 0:
-		return usagef("--requests must not be negative")
+	case len(f.requests) > 1 && len(f.rates) == 0 && len(f.requests) != len(f.conc):
+		return usagef("--requests has %d values for %d stages: give one, or one per stage", len(f.requests), len(f.conc))
+	case len(f.requests) > 1 && len(f.rates) > 0 && len(f.requests) != len(f.rates):
+		return usagef("--requests has %d values for %d rates: give one, or one per rate", len(f.requests), len(f.rates))
+	case len(f.requests) > 1 && f.untilSaturated:
+		return usagef("--until-saturated chooses its own levels: give one --requests value")
+	case f.maxStage < 0:
+		return usagef("--max-stage-time must not be negative")
 	case f.duration < 0:
 		return usagef("--duration must not be negative")
 	case f.timeout <= 0:
@@ -460,7 +451,7 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 // workloadWith is the workload of the flags, counted by tok.
 func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
-		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -501,8 +492,31 @@ func (f *loadFlags) targetOf() bench.Target {
 }
 
 func (f *loadFlags) load() bench.Load {
-	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requests,
+	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
 		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc}
+}
+
+// requestsOne is --requests when it is one value for every stage, else 0.
+func (f *loadFlags) requestsOne() int {
+	if len(f.requests) == 1 {
+		return f.requests[0]
+	}
+	return 0
+}
+
+// requestsPer is --requests when it is one value per stage.
+func (f *loadFlags) requestsPer() []int {
+	if len(f.requests) > 1 {
+		return f.requests
+	}
+	return nil
+}
+
+func (f *loadFlags) stageTime() time.Duration {
+	if f.maxStage == 0 {
+		return -1 // no limit
+	}
+	return f.maxStage
 }
 
 func (f *loadFlags) slo() record.SLO {

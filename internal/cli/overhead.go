@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/tokperf/tokperf/internal/bench"
@@ -13,13 +12,13 @@ import (
 // overheadCmd is tokperf overhead: the raw generation endpoint against the
 // chat API on the same server, paired request by request.
 func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	var f loadFlags
 	f.register(fs, cmd)
 	fs.Lookup("output-tokens").DefValue = "200"
 	f.outputTokens.Set("200")
 	f.conc.Set("1,8,32")
-	fs.Lookup("concurrency").DefValue, fs.Lookup("c").DefValue = "1,8,32", "1,8,32"
+	fs.Lookup("concurrency").DefValue = "1,8,32"
 	if err := parse(fs, args, e); err != nil {
 		return err
 	}
@@ -35,7 +34,7 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return usagef("--endpoint names the raw endpoint to compare with chat; chat is the other side")
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Short(s)) })
-	res, err := bench.Overhead(ctx, bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requests, Warmup: f.warmup, Timeout: f.timeout, Out: f.out}, benv)
+	res, err := bench.Overhead(ctx, bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requestsOne(), Warmup: f.warmup, Timeout: f.timeout, Out: f.out}, benv)
 	if err != nil {
 		return err
 	}

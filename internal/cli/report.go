@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 
@@ -14,15 +13,21 @@ import (
 
 // reportCmd is tokperf report: the report of saved result files, in any format.
 func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	var format string
 	registerFormat(fs, &format)
+	var pflags ints
+	registerPercentiles(fs, &pflags)
 	paths, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		return usagef("give at least one result file")
+	}
+	ps, err := percentiles(pflags)
+	if err != nil {
+		return err
 	}
 	if err := checkFormat(format); err != nil {
 		return err
@@ -40,6 +45,7 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		if err != nil {
 			return err
 		}
+		run.Percentiles = ps
 		if format != "text" {
 			for _, n := range report.Notes(run) {
 				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean
@@ -78,7 +84,7 @@ func compareBaseline(ctx context.Context, path, name, file string, gpus int, gpu
 
 // compareCmd is tokperf compare: a run against a baseline, or runs A/B.
 func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	name := fs.String("baseline", "", "compare one run with a published baseline (tokperf baselines lists them)")
 	file := fs.String("baselines", "", "a YAML file of your own baselines")
 	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
@@ -134,7 +140,7 @@ func loadBaselines(file string) ([]baseline.Baseline, error) {
 
 // baselinesCmd is tokperf baselines [NAME]: list or show published baselines.
 func baselinesCmd(_ context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	file := fs.String("baselines", "", "a YAML file of your own baselines, in the built-in format")
 	pos, err := parseMixed(fs, args, e)
 	if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 
 	"github.com/tokperf/tokperf/internal/bench"
 )
@@ -10,14 +9,13 @@ import (
 // selftestCmd is tokperf selftest: how far tokperf stays accurate on this
 // machine, the simulator in its own process as the ground truth.
 func selftestCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	var levels ints
 	levels.Set("32,256,1024,4096,10000")
 	fs.Var(&levels, "streams", "concurrent streams per level")
 	rate := fs.Float64("stream-rate", 25, "tokens per second each stream receives")
 	tokens := fs.Int("tokens", 50, "output tokens per request")
-	out := fs.String("out", "", "result file (default ./tokperf-results/TIMESTAMP-selftest.jsonl)")
-	fs.StringVar(out, "o", "", "shorthand for --out")
+	out := fs.StringP("out", "o", "", "result file (default ./tokperf-results/TIMESTAMP-selftest.jsonl)")
 	var format string
 	registerFormat(fs, &format)
 	minChunks := fs.Int("min-chunks", 20000, "chunks each reader reads per level at least (streams run several requests in turn), so short levels are not noise")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 
@@ -13,7 +12,7 @@ import (
 
 // simCmd is tokperf sim: the simulated server on its own.
 func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
 	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")

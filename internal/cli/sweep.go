@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/tokperf/tokperf/internal/bench"
@@ -12,7 +11,7 @@ import (
 
 // loadCmd is tokperf run and tokperf sweep.
 func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs := newFlags(cmd)
 	var f loadFlags
 	f.register(fs, cmd)
 	if err := parse(fs, args, e); err != nil {
@@ -48,6 +47,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if run == nil {
 		return err
 	}
+	run.Percentiles, _ = percentiles(f.percentiles)
 	// A run that stopped early still reports what finished.
 	if rerr := e.render(f.format, run, run.File); rerr != nil {
 		return rerr

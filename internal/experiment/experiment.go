@@ -48,12 +48,15 @@ type Config struct {
 
 // Sweep is the measurement run on every configuration.
 type Sweep struct {
-	Concurrency  []int  `yaml:"concurrency"`
-	Requests     int    `yaml:"requests"`
-	InputTokens  int    `yaml:"input_tokens"`
-	OutputTokens int    `yaml:"output_tokens"`
-	IgnoreEOS    *bool  `yaml:"ignore_eos"`
-	Endpoint     string `yaml:"endpoint"`
+	Concurrency []int `yaml:"concurrency"`
+	Requests    int   `yaml:"requests"`
+	// MaxStageS ends a stage of the default size after this many seconds
+	// (0: tokperf's default, 30).
+	MaxStageS    float64 `yaml:"max_stage_s"`
+	InputTokens  int     `yaml:"input_tokens"`
+	OutputTokens int     `yaml:"output_tokens"`
+	IgnoreEOS    *bool   `yaml:"ignore_eos"`
+	Endpoint     string  `yaml:"endpoint"`
 }
 
 // Check gates a configuration on correctness before its speed counts.
@@ -124,7 +127,7 @@ func (f *File) fill() error {
 	if len(f.Sweep.Concurrency) == 0 {
 		f.Sweep.Concurrency = []int{1, 4, 16, 32}
 	}
-	if f.Sweep.Requests < 0 || f.Sweep.InputTokens < 0 || f.Sweep.OutputTokens < 0 {
+	if f.Sweep.Requests < 0 || f.Sweep.MaxStageS < 0 || f.Sweep.InputTokens < 0 || f.Sweep.OutputTokens < 0 {
 		return yamlfile.Fieldf("sweep", "counts must not be negative")
 	}
 	f.Check.MinAccuracy = 0.9

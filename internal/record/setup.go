@@ -1,5 +1,7 @@
 package record
 
+import "encoding/json"
+
 // Setup is everything that defines a run, written as the result file's
 // header so any figure can be traced back to what produced it. It never
 // holds credentials.
@@ -20,6 +22,18 @@ type Setup struct {
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
 	SLO       SLO      `json:"slo,omitzero"`
+	// Headers are the names of the user's --header, in order; their
+	// values are never written (they may be credentials).
+	Headers []string `json:"headers,omitempty"`
+	// ExtraBody is --extra-body as given: fields merged into each body.
+	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
+}
+
+// ExtraBody is a JSON object merged into every request body, of one
+// endpoint only when Endpoint is set.
+type ExtraBody struct {
+	Endpoint string          `json:"endpoint,omitempty"`
+	JSON     json.RawMessage `json:"fields"`
 }
 
 // SLO is the latency a request must meet to count toward goodput; zero
@@ -80,13 +94,16 @@ type Workload struct {
 
 // Load is how many requests start and when.
 type Load struct {
-	Concurrency []int   `json:"concurrency,omitempty"` // one stage per level
-	Rate        float64 `json:"rate,omitempty"`        // requests/s, open loop
-	Arrival     string  `json:"arrival,omitempty"`     // poisson or constant
-	Requests    int     `json:"requests,omitempty"`    // per stage; 0: max(4, 2×C)
-	DurationS   float64 `json:"duration_s,omitempty"`  // per stage, instead of Requests
-	Warmup      int     `json:"warmup"`                // warm-up requests per stage; -1: one round
-	TimeoutS    float64 `json:"timeout_s"`             // per request
+	Concurrency []int     `json:"concurrency,omitempty"`        // one stage per level
+	Rate        float64   `json:"rate,omitempty"`               // requests/s, open loop
+	Arrival     string    `json:"arrival,omitempty"`            // poisson or constant
+	Rates       []float64 `json:"rates,omitempty"`              // every stage's rate, open loop
+	Requests    int       `json:"requests,omitempty"`           // per stage; 0: max(100, 4×C) or MaxStageS
+	RequestsPer []int     `json:"requests_per_stage,omitempty"` // each stage's, when they differ
+	DurationS   float64   `json:"duration_s,omitempty"`         // per stage, instead of Requests
+	MaxStageS   float64   `json:"max_stage_s,omitempty"`        // a default stage starts no request after this
+	Warmup      int       `json:"warmup"`                       // warm-up requests per stage; -1: one round
+	TimeoutS    float64   `json:"timeout_s"`                    // per request
 	// TimerLateP99Ms is how late this machine's timers woke (p99 of a
 	// probe at the start of an open-loop run): sends are late only past it.
 	TimerLateP99Ms float64 `json:"timer_late_p99_ms,omitempty"`

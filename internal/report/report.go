@@ -14,11 +14,13 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -94,8 +96,32 @@ func textReporter(result any) (Reporter, error) {
 	return nil, unknownModel(result)
 }
 
-// Columns of the headline table.
-var Columns = []string{"C", "aggregate tok/s", "request tok/s", "decode tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "tokens", "wall s", "errors"}
+// DefaultPercentiles are the percentiles the headline table shows.
+var DefaultPercentiles = []float64{50, 99}
+
+// columns are the headline table's column names for percentiles ps, its
+// first named for open-loop stages when open.
+func columns(ps []float64, open bool) []string {
+	first := "C"
+	if open {
+		first = "rate"
+	}
+	var names []string
+	for _, p := range ps {
+		names = append(names, pname(p))
+	}
+	pct := strings.Join(names, "/")
+	return []string{first, "aggregate tok/s", "req/s", "request tok/s", "decode tok/s", "TTFT " + pct + " ms", "TPOT " + pct + " ms",
+		"ITL " + pct + " ms", "E2E " + pct + " s", "n", "tokens", "wall s", "errors"}
+}
+
+// pname is a percentile's name: p50, p99.9, max.
+func pname(p float64) string {
+	if p >= 100 {
+		return "max"
+	}
+	return "p" + strconv.FormatFloat(p, 'g', -1, 64)
+}
 
 func num(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -106,17 +132,53 @@ func num(v float64, prec int) string {
 
 // latency prints a pair of milliseconds with a precision that fits them.
 func latency(a, b float64) string {
-	prec := 1
-	if math.Max(a, b) >= 100 {
-		prec = 0
-	} else if math.Max(a, b) < 10 {
-		prec = 2
-	}
-	return num(a, prec) + " / " + num(b, prec)
+	return latencies([]float64{a, b}, nil)
 }
 
-// Rows are the table's cells, one row per stage.
-func Rows(stages []summary.Stage) [][]string {
+// latencies prints percentiles with one precision that fits the largest,
+// each marked † where too few[i].
+func latencies(vs []float64, few []bool) string {
+	hi := 0.0
+	for _, v := range vs {
+		if !math.IsNaN(v) {
+			hi = math.Max(hi, v)
+		}
+	}
+	prec := 1
+	if hi >= 100 {
+		prec = 0
+	} else if hi < 10 {
+		prec = 2
+	}
+	var out []string
+	for i, v := range vs {
+		c := num(v, prec)
+		if i < len(few) && few[i] && c != "-" {
+			c += "†"
+		}
+		out = append(out, c)
+	}
+	return strings.Join(out, " / ")
+}
+
+// pcell is d's percentiles ps, in unit scale, each marked when d has too
+// few samples for it.
+func pcell(d stats.Dist, ps []float64, scale float64) string {
+	vs, few := make([]float64, len(ps)), make([]bool, len(ps))
+	for i, p := range ps {
+		v, _ := d.Percentile(p)
+		vs[i], few[i] = v*scale, !stats.Enough(d.N, p)
+	}
+	if d.N == 0 {
+		for i := range vs {
+			vs[i] = math.NaN()
+		}
+	}
+	return latencies(vs, few)
+}
+
+// Rows are the table's cells, one row per stage, for percentiles ps.
+func Rows(stages []summary.Stage, ps []float64) [][]string {
 	var rows [][]string
 	for _, s := range stages {
 		label := fmt.Sprint(s.Concurrency)
@@ -137,10 +199,14 @@ func Rows(stages []summary.Stage) [][]string {
 		rows = append(rows, []string{
 			label,
 			num(s.AggregateTokS, 1),
+			num(s.RequestsPerS, 2),
 			num(s.RequestTokS.Mean, 1),
 			num(s.DecodeTokS.Mean, 1),
-			latency(s.TTFT.P50, s.TTFT.P99),
-			latency(s.ITL.P50, s.ITL.P99),
+			pcell(s.TTFT, ps, 1),
+			pcell(s.TPOT, ps, 1),
+			pcell(s.ITL, ps, 1),
+			pcell(s.E2E, ps, 0.001),
+			fmt.Sprint(s.TTFT.N),
 			fmt.Sprint(s.OutputTokens),
 			num(s.WallS, 1),
 			errCell,
@@ -149,11 +215,20 @@ func Rows(stages []summary.Stage) [][]string {
 	return rows
 }
 
-// Headline writes the headline table with aligned columns.
-func Headline(w io.Writer, stages []summary.Stage) {
-	rows := Rows(stages)
-	width := make([]int, len(Columns))
-	for i, c := range Columns {
+// Headline writes the headline table with aligned columns, percentiles ps
+// (nil: DefaultPercentiles).
+func Headline(w io.Writer, stages []summary.Stage, ps []float64) {
+	if len(ps) == 0 {
+		ps = DefaultPercentiles
+	}
+	open := len(stages) > 0
+	for _, s := range stages {
+		open = open && s.Rate > 0
+	}
+	cols := columns(ps, open)
+	rows := Rows(stages, ps)
+	width := make([]int, len(cols))
+	for i, c := range cols {
 		width[i] = max(len([]rune(c)), 3)
 	}
 	for _, r := range rows {
@@ -174,8 +249,8 @@ func Headline(w io.Writer, stages []summary.Stage) {
 		}
 		fmt.Fprintln(w, b.String())
 	}
-	line(Columns, false)
-	sep := make([]string, len(Columns))
+	line(cols, false)
+	sep := make([]string, len(cols))
 	for i := range sep {
 		sep[i] = strings.Repeat("-", width[i]-1) + ":"
 	}
@@ -183,6 +258,32 @@ func Headline(w io.Writer, stages []summary.Stage) {
 	for _, r := range rows {
 		line(r, true)
 	}
+}
+
+// fewNote says what † means, for the percentiles shown, or "" when no
+// cell is marked.
+func fewNote(stages []summary.Stage, ps []float64) string {
+	if len(ps) == 0 {
+		ps = DefaultPercentiles
+	}
+	marked := false
+	for _, s := range stages {
+		for _, p := range ps {
+			for _, d := range []stats.Dist{s.TTFT, s.TPOT, s.ITL, s.E2E} {
+				marked = marked || (d.N > 0 && !stats.Enough(d.N, p))
+			}
+		}
+	}
+	if !marked {
+		return ""
+	}
+	var need []string
+	for _, p := range ps {
+		if p < 100 && p > 50 {
+			need = append(need, fmt.Sprintf("%s needs %.0f", pname(p), math.Round(1/(1-p/100))))
+		}
+	}
+	return "† = fewer samples than the percentile needs to be more than the largest value (" + strings.Join(need, ", ") + "); ask for more with --requests or --duration"
 }
 
 // Describe is the one-line description of what was measured.
@@ -263,10 +364,14 @@ func Text(w io.Writer, r *analyze.Run) {
 	setup, stages, warnings, verdict := r.Setup, r.Figures(), r.Warnings, r.Verdict
 	fmt.Fprintln(w, Describe(setup))
 	fmt.Fprintln(w)
-	Headline(w, stages)
+	Headline(w, stages, r.Percentiles)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
-	fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
+	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; req/s = requests finished per second; request and decode tok/s are means over requests;")
+	fmt.Fprintln(w, "TTFT = first token - sent; TPOT = decode time / decode tokens; ITL = chunk gap / tokens in the chunk, per token; E2E = done - sent (docs/METRICS.md).")
+	fmt.Fprintln(w, "n = the requests behind the TTFT, TPOT and E2E percentiles (ITL's samples are the tokens).")
+	if note := fewNote(stages, r.Percentiles); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	var steady []string
 	for _, s := range stages {
 		if s.SteadyTokS > 0 {

@@ -38,8 +38,8 @@ type Plan struct {
 	Concurrency int     // closed loop: requests in flight; open loop: a cap (0: none)
 	Rate        float64 // open loop: requests/s; 0 for closed loop
 	Arrival     schedule.Arrival
-	Requests    int           // measured requests; 0 with Duration
-	Duration    time.Duration // start requests for this long instead
+	Requests    int           // measured requests; 0: as many as Duration allows
+	Duration    time.Duration // start requests for this long (with Requests: whichever ends first)
 	Warmup      int           // warm-up requests before measuring, at the stage's concurrency
 	Timeout     time.Duration // per request; 0: none
 	Seed        int64
@@ -198,8 +198,8 @@ func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warm
 	return rec
 }
 
-// closed keeps c requests in flight until n have started, or until d has
-// passed when n is 0. A slot's next request is scheduled when it frees.
+// closed keeps c requests in flight until n have started or d has passed,
+// whichever comes first (a zero n or d is no limit). A slot's next request is scheduled when it frees.
 func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
 	if c <= 0 {
 		c = 1
@@ -210,7 +210,7 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 	claim := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if ctx.Err() != nil || (n > 0 && started >= n) || (n == 0 && r.Clock.Now()-start >= d) {
+		if ctx.Err() != nil || (n > 0 && started >= n) || (d > 0 && r.Clock.Now()-start >= d) || (n == 0 && d == 0) {
 			return false
 		}
 		started++

@@ -95,3 +95,29 @@ func TestRateLimitedServerIsNotHammered(t *testing.T) {
 		}
 	})
 }
+
+// A stage with both a request count and a duration ends at whichever comes
+// first: the count on a fast server, the time on a slow one.
+func TestRequestsOrDurationWhicheverFirst(t *testing.T) {
+	for _, tc := range []struct {
+		d time.Duration // each request's time
+	}{
+		{10 * time.Millisecond},  // 20 requests take 0.1 s: the count ends it
+		{300 * time.Millisecond}, // starts at 0, 0.3, 0.6, 0.9 s on each slot: the time ends it at 8
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			answered := func(_ int64, rec *record.Record) { rec.FirstByte = rec.Sent }
+			b := &fake{d: tc.d, answer: answered}
+			r := &Runner{Backend: b, Source: func(int) record.Request { return record.Request{} }, Clock: record.NewClock()}
+			n := 0
+			if err := r.Each(context.Background(), Plan{Concurrency: 2, Requests: 20, Duration: time.Second}, func(*record.Record) { n++ }); err != nil {
+				t.Fatal(err)
+			}
+			// Two slots start requests at 0, d, 2d … while under 1 s.
+			want := min(20, 2*int((time.Second+tc.d-1)/tc.d))
+			if n != want {
+				t.Errorf("requests of %v: %d ran, want %d", tc.d, n, want)
+			}
+		})
+	}
+}

@@ -28,10 +28,11 @@ func Parse(s string) (Arrival, error) {
 	return "", fmt.Errorf("unknown arrival %q (want poisson or constant)", s)
 }
 
-// Arrivals returns n arrival offsets at rate per second, or, when n is 0,
-// every arrival before the duration d. The first arrival is at 0.
+// Arrivals returns the arrival offsets at rate per second: n of them, or
+// every one before the duration d, whichever ends first (a zero n or d is
+// no limit; both zero is none). The first arrival is at 0.
 func Arrivals(kind Arrival, rate float64, n int, d time.Duration, seed int64) []time.Duration {
-	if rate <= 0 {
+	if rate <= 0 || (n == 0 && d <= 0) {
 		return nil
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0xa77))
@@ -39,7 +40,7 @@ func Arrivals(kind Arrival, rate float64, n int, d time.Duration, seed int64) []
 	t := 0.0
 	for i := 0; n == 0 || i < n; i++ {
 		at := time.Duration(t * float64(time.Second))
-		if n == 0 && at >= d {
+		if d > 0 && at >= d {
 			break
 		}
 		out = append(out, at)

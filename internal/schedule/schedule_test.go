@@ -26,3 +26,17 @@ func TestArrivals(t *testing.T) {
 		t.Errorf("%d arrivals in 3 s at 2/s, want 6", len(d))
 	}
 }
+
+// With both a count and a duration the arrivals end at whichever comes
+// first; with neither there are none (not an endless schedule).
+func TestArrivalsWhicheverFirst(t *testing.T) {
+	if got := len(Arrivals(Constant, 10, 100, 2*time.Second, 1)); got != 20 {
+		t.Errorf("100 arrivals at 10/s within 2 s: %d, want 20", got)
+	}
+	if got := len(Arrivals(Constant, 10, 5, 2*time.Second, 1)); got != 5 {
+		t.Errorf("5 arrivals at 10/s within 2 s: %d, want 5", got)
+	}
+	if got := Arrivals(Poisson, 10, 0, 0, 1); got != nil {
+		t.Errorf("no count and no duration: %d arrivals, want none", len(got))
+	}
+}

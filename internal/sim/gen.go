@@ -117,6 +117,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		return
 	}
 	tr := s.trace.begin(num, r.Header.Get("X-Request-Id"), g.route, r.Proto, g.promptTokens, g.maxTokens, x.arrived)
+	if tr != nil && s.traceWire {
+		tr.Headers, tr.Body = wire(r)
+	}
 	status := "cancelled"
 	defer func() { s.trace.end(tr, st, status) }()
 

@@ -1,13 +1,16 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +28,10 @@ type Options struct {
 	// tokenizer does (as a real server's usage.prompt_tokens); without one
 	// a prompt's tokens are its words.
 	Tokenizer interface{ Count(text string) int }
+	// TraceWire keeps in each trace entry the request's own headers and
+	// its body's fields other than the prompt (to check that a client
+	// sends what it was asked to); off, the trace stays small.
+	TraceWire bool
 }
 
 // Server is the simulated inference server: the engine plus every route.
@@ -46,6 +53,8 @@ type Server struct {
 	// died is closed when die_after strikes; Serve then drops everything.
 	died   chan struct{}
 	dieOne sync.Once
+	// traceWire is Options.TraceWire.
+	traceWire bool
 }
 
 // ErrCrashed is returned by Serve when the profile's die_after struck.
@@ -71,6 +80,7 @@ func New(p *Profile, opt Options) *Server {
 	}
 	if !opt.NoTrace {
 		s.trace = newTracer(opt.TraceLimit)
+		s.traceWire = opt.TraceWire
 	}
 	s.routes()
 	return s
@@ -90,7 +100,47 @@ type arrivedKey struct{}
 // stamp notes when a request reached the server, before its body is read,
 // so the ground truth's TTFT starts where the server's own view does.
 func (s *Server) stamp(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), arrivedKey{}, time.Now())))
+	ctx := context.WithValue(r.Context(), arrivedKey{}, time.Now())
+	if s.traceWire && r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
+		if err != nil {
+			openAIError(w, 400, "reading the request body: "+err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ctx = context.WithValue(ctx, bodyKey{}, body)
+	}
+	s.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+type bodyKey struct{}
+
+// ownHeaders are the headers every client sends; the trace keeps the others.
+var ownHeaders = map[string]bool{"Host": true, "Content-Length": true, "Content-Type": true, "Accept": true, "Accept-Encoding": true,
+	"User-Agent": true, "X-Request-Id": true, "Connection": true}
+
+// wire is what Options.TraceWire keeps of a request: its other headers
+// (an Authorization only as "(set)") and its body's fields but the prompt.
+func wire(r *http.Request) (map[string]string, map[string]json.RawMessage) {
+	hs := map[string]string{}
+	for name, vs := range r.Header {
+		if ownHeaders[name] {
+			continue
+		}
+		v := strings.Join(vs, ", ")
+		if name == "Authorization" {
+			v = "(set)"
+		}
+		hs[name] = v
+	}
+	var fields map[string]json.RawMessage
+	if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {
+		_ = json.Unmarshal(body, &fields)
+		for _, k := range []string{"prompt", "messages", "text", "inputs"} {
+			delete(fields, k)
+		}
+	}
+	return hs, fields
 }
 
 func arrivedAt(r *http.Request) time.Time {

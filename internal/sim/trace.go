@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -24,6 +25,10 @@ type TraceRequest struct {
 	// late steps was timed on a starved simulator.
 	LateSteps   int64         `json:"late_steps,omitempty"`
 	LatenessMax time.Duration `json:"lateness_max_ns,omitempty"`
+	// Headers and Body are the request's own headers and body fields but
+	// the prompt, with Options.TraceWire.
+	Headers map[string]string          `json:"headers,omitempty"`
+	Body    map[string]json.RawMessage `json:"body,omitempty"`
 }
 
 // TraceChunk is one chunk as it left the server.

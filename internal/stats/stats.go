@@ -18,6 +18,7 @@ type Dist struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
 }
@@ -32,6 +33,34 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(d))
 }
 
+// Percentile is the figure of percentile p (50, 90, 95, 99; 100 is the
+// maximum), and whether the Dist holds it.
+func (d Dist) Percentile(p float64) (float64, bool) {
+	switch p {
+	case 50:
+		return d.P50, true
+	case 90:
+		return d.P90, true
+	case 95:
+		return d.P95, true
+	case 99:
+		return d.P99, true
+	case 100:
+		return d.Max, true
+	}
+	return math.NaN(), false
+}
+
+// Enough reports whether n samples are enough for percentile p to be
+// more than an extreme value: at least 1/(1-p) of them (100 for p99, 20
+// for p95, 10 for p90, 2 for the median).
+func Enough(n int, p float64) bool {
+	if p >= 100 {
+		return n > 0
+	}
+	return float64(n) >= math.Round(1/(1-p/100))
+}
+
 // Rank is the nearest-rank index (0-based) of percentile p in n samples:
 // the smallest value with at least p% of the samples at or below it.
 func Rank(n int, p float64) int {
@@ -44,7 +73,7 @@ func Rank(n int, p float64) int {
 func Describe(xs []float64) Dist {
 	if len(xs) == 0 {
 		nan := math.NaN()
-		return Dist{Mean: nan, P50: nan, P90: nan, P99: nan, Max: nan}
+		return Dist{Mean: nan, P50: nan, P90: nan, P95: nan, P99: nan, Max: nan}
 	}
 	slices.Sort(xs)
 	sum := 0.0
@@ -52,7 +81,7 @@ func Describe(xs []float64) Dist {
 		sum += x
 	}
 	n := len(xs)
-	return Dist{N: n, Mean: sum / float64(n), P50: xs[Rank(n, 50)], P90: xs[Rank(n, 90)], P99: xs[Rank(n, 99)], Max: xs[n-1]}
+	return Dist{N: n, Mean: sum / float64(n), P50: xs[Rank(n, 50)], P90: xs[Rank(n, 90)], P95: xs[Rank(n, 95)], P99: xs[Rank(n, 99)], Max: xs[n-1]}
 }
 
 // Weighted is a value that counts W times.
@@ -88,5 +117,5 @@ func DescribeWeighted(xs []Weighted) Dist {
 		}
 		return xs[len(xs)-1].V
 	}
-	return Dist{N: total, Mean: sum / float64(total), P50: at(50), P90: at(90), P99: at(99), Max: hi}
+	return Dist{N: total, Mean: sum / float64(total), P50: at(50), P90: at(90), P95: at(95), P99: at(99), Max: hi}
 }

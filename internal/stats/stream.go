@@ -28,17 +28,17 @@ func DescribeEach(each Each) Dist {
 	if total == 0 {
 		return Describe(nil)
 	}
-	ps := [3]float64{50, 90, 99}
+	ps := [4]float64{50, 90, 95, 99}
 	type target struct {
 		prefix uint64 // the key's bits found so far, in place
 		rank   int    // 1-based, among the keys under the prefix
 	}
-	var ts [3]target
+	var ts [4]target
 	for i, p := range ps {
 		ts[i] = target{prefix: lo &^ (1<<(64-bits.LeadingZeros64(lo^hi)) - 1), rank: Rank(total, p) + 1}
 	}
 	// Bits below the common prefix of every key, resolved from the top.
-	var hist [3][]int
+	var hist [4][]int
 	for left := 64 - bits.LeadingZeros64(lo^hi); left > 0; {
 		width := min(16, left)
 		left -= width
@@ -76,7 +76,7 @@ func DescribeEach(each Each) Dist {
 			}
 		}
 	}
-	return Dist{N: total, Mean: sum / float64(total), P50: value(ts[0].prefix), P90: value(ts[1].prefix), P99: value(ts[2].prefix), Max: value(hi)}
+	return Dist{N: total, Mean: sum / float64(total), P50: value(ts[0].prefix), P90: value(ts[1].prefix), P95: value(ts[2].prefix), P99: value(ts[3].prefix), Max: value(hi)}
 }
 
 // key maps a float64 to a uint64 in the same order.

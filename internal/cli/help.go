@@ -1,0 +1,98 @@
+package cli
+
+// cmdHelp is what a command's help says above and below its flags.
+type cmdHelp struct {
+	usage    string // after "tokperf "
+	summary  string
+	examples string
+}
+
+// commandHelp is the help of every command, by name.
+var commandHelp = map[string]cmdHelp{
+	"sweep": {
+		usage: "sweep [flags]",
+		summary: `One stage per concurrency level (or per --rate), the headline table, warnings and a
+verdict on scaling. With no --url the embedded simulated server is measured (profile
+"seed"). Per stage, by default: max(100, 4×C) measured requests, or what starts within
+--max-stage-time (30s), whichever comes first; the table says how many samples are
+behind each percentile and marks one with too few (p99 of fewer than 100).`,
+		examples: `  tokperf sweep                                           # the embedded simulator, C = 1, 4, 16, 32
+  tokperf sweep --url http://127.0.0.1:30000 -c 1,8,32,64 # SGLang's native /generate
+  tokperf sweep --url http://127.0.0.1:8000 --until-saturated --format html -o vllm.jsonl
+  tokperf sweep --url http://127.0.0.1:8000 --rate 2,4,8 --slo-ttft 500ms
+  tokperf sweep --config bench.yaml --seed 7             # a saved configuration, one flag overridden`,
+	},
+	"run": {
+		usage:   "run [flags]",
+		summary: `One stage: closed loop (-c N requests in flight) or open loop (--rate R per second).`,
+		examples: `  tokperf run --url http://127.0.0.1:8000 -c 8 --requests 400
+  tokperf run --url http://127.0.0.1:8000 --rate 5 --duration 2m --arrival poisson
+  tokperf run --url http://127.0.0.1:8000 --endpoint chat --header 'X-Tenant: bench' \
+      --extra-body '{"chat_template_kwargs":{"enable_thinking":false}}'`,
+	},
+	"overhead": {
+		usage: "overhead [flags]",
+		summary: `The raw generation endpoint against the chat API on the same server, paired request
+by request: what the chat path adds to TTFT and to each token.`,
+		examples: `  tokperf overhead --url http://127.0.0.1:30000 -c 1,8,32`,
+	},
+	"check": {
+		usage: "check [flags]",
+		summary: `Smoke and accuracy checks: sensible output, greedy determinism, exact answers under
+load (-c, one level), your own questions (--eval), or --against another server.`,
+		examples: `  tokperf check --url http://127.0.0.1:8000
+  tokperf check --url http://127.0.0.1:8000 -c 16 --min-accuracy 0.95
+  tokperf check --url http://new:8000 --against http://old:8000`,
+	},
+	"experiment": {
+		usage: "experiment FILE.yaml [flags]",
+		summary: `Start each server configuration in FILE, wait until it is ready, check it, sweep it,
+stop it, and compare the ones that passed.`,
+		examples: `  tokperf experiment examples/mtp-ab.yaml`,
+	},
+	"report": {
+		usage:    "report FILE... [flags]",
+		summary:  `Re-render saved result files in any format.`,
+		examples: `  tokperf report tokperf-results/20261201-101500-sweep.jsonl --format markdown`,
+	},
+	"compare": {
+		usage: "compare A B... [flags] | compare A --baseline NAME [flags]",
+		summary: `A/B: each run against the first, per shared level, with significance; or one run
+against a published baseline, per GPU, with a fairness list.`,
+		examples: `  tokperf compare before.jsonl after.jsonl
+  tokperf compare mine.jsonl --baseline catid-qwen3.5-4gpu --gpus 8 --claim 3x`,
+	},
+	"baselines": {
+		usage:    "baselines [NAME...] [flags]",
+		summary:  `The published baselines tokperf knows; with NAME, one in full.`,
+		examples: `  tokperf baselines catid-qwen3.5-4gpu`,
+	},
+	"selftest": {
+		usage: "selftest [flags]",
+		summary: `How many concurrent streams tokperf measures accurately on this machine: the simulator
+runs in its own process as the ground truth.`,
+		examples: `  tokperf selftest --streams 32,256,1024`,
+	},
+	"sim": {
+		usage:   "sim [flags]",
+		summary: `Run the embedded simulated server on its own (its ground truth at /sim/trace).`,
+		examples: `  tokperf sim --profile tiny --addr 127.0.0.1:30000
+  tokperf sim --list-profiles`,
+	},
+	"config": {
+		usage: "config print [run flags]",
+		summary: `Print the effective configuration of a run or sweep as a --config file: the flags
+given, over the file given with --config, over the defaults; or, with --from RESULT.jsonl,
+the configuration a result file was made with, to run it again.`,
+		examples: `  tokperf config print --url http://127.0.0.1:8000 -c 1,8 > bench.yaml
+  tokperf config print --from tokperf-results/20261201-101500-sweep.jsonl > again.yaml
+  tokperf sweep --config again.yaml`,
+	},
+	"completion": {
+		usage:   "completion bash|zsh|fish",
+		summary: `A shell completion script for tokperf's commands and flags.`,
+		examples: `  source <(tokperf completion bash)
+  tokperf completion zsh > "${fpath[1]}/_tokperf"
+  tokperf completion fish > ~/.config/fish/completions/tokperf.fish`,
+	},
+}
