@@ -177,6 +177,12 @@ func TestHeadersBodyAndConfigArrive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, client := range []string{"--net-http=false", "--net-http"} {
+		t.Run(client, func(t *testing.T) { headersArrive(t, p, cfg, dir, client) })
+	}
+}
+
+func headersArrive(t *testing.T, p *sim.Profile, cfg, dir, client string) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
 		srv := sim.New(p, sim.Options{TraceWire: true})
@@ -185,7 +191,7 @@ func TestHeadersBodyAndConfigArrive(t *testing.T) {
 		go func() { defer close(done); srv.Serve(ctx, n) }()
 		var out, errw bytes.Buffer
 		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, bench: bench.Env{Dial: n.Dial, Getenv: func(string) string { return "" }}}
-		code := run(context.Background(), []string{"run", "--url", "http://sim.test", "--config", cfg, "--requests", "5", "--warmup", "0",
+		code := run(context.Background(), []string{"run", client, "--url", "http://sim.test", "--config", cfg, "--requests", "5", "--warmup", "0",
 			"--header", "X-Trace: abc", "--extra-body", `{"top_p":0.9}`, "--extra-body", `chat={"chat_template_kwargs":{"enable_thinking":false}}`,
 			"-o", filepath.Join(dir, "r.jsonl"), "--format", "json"}, e)
 		if code != 0 {
