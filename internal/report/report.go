@@ -150,8 +150,9 @@ func Rows(stages []summary.Stage) [][]string {
 }
 
 // Headline writes the headline table with aligned columns.
-func Headline(w io.Writer, stages []summary.Stage) {
-	rows := Rows(stages)
+func Headline(w io.Writer, stages []summary.Stage) { headline(w, Rows(stages)) }
+
+func headline(w io.Writer, rows [][]string) {
 	width := make([]int, len(Columns))
 	for i, c := range Columns {
 		width[i] = max(len([]rune(c)), 3)
@@ -261,12 +262,24 @@ func Text(w io.Writer, r *analyze.Run) {
 		fmt.Fprintln(w, n)
 	}
 	setup, stages, warnings, verdict := r.Setup, r.Figures(), r.Warnings, r.Verdict
-	fmt.Fprintln(w, Describe(setup))
+	if r.Source != nil {
+		fmt.Fprintln(w, DescribeSource(r))
+	} else {
+		fmt.Fprintln(w, Describe(setup))
+	}
 	fmt.Fprintln(w)
-	Headline(w, stages)
+	rows := Rows(stages)
+	headlineBlank(rows, r.Source)
+	headline(w, rows)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
-	fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
+	if r.Source != nil {
+		for _, l := range SourceLines(r.Source) {
+			fmt.Fprintln(w, l)
+		}
+	} else {
+		fmt.Fprintln(w, "aggregate = output tokens / stage wall time; request and decode tok/s are means over requests;")
+		fmt.Fprintln(w, "TTFT = first token - sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).")
+	}
 	var steady []string
 	for _, s := range stages {
 		if s.SteadyTokS > 0 {
