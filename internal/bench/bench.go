@@ -130,6 +130,10 @@ type Target struct {
 	Tokenizer interface{ Count(string) int }
 	GPUs      int // GPUs behind the server, for per-GPU figures
 	GPUType   string
+	// GPUMetrics is an NVIDIA DCGM exporter's Prometheus endpoint to read
+	// the server's GPUs from (a path starting with / is on the target),
+	// instead of a local nvidia-smi.
+	GPUMetrics string
 }
 
 // Session is a connection to the target: the embedded simulator started

@@ -174,20 +174,26 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fmt.Fprintf(env.progress(), "timers here wake %.2f ms late (p99): an open-loop send is late past %.2f ms\n", record.Ms(late), record.Ms(late+summary.LateThreshold))
 	}
 
-	// GPU telemetry where nvidia-smi exists: one process for the run; its
-	// first readings name the GPUs in the header.
+	// GPU telemetry from a DCGM exporter (--gpu-metrics) or where
+	// nvidia-smi exists: one watcher for the run; its first readings name
+	// the GPUs in the header.
 	clock := record.NewClock()
-	gpus := telemetry.WatchGPUs(ctx, clock)
+	gpus, err := sess.watchGPUs(ctx, clock)
+	if err != nil {
+		return nil, err
+	}
 	if gpus != nil {
 		defer gpus.Stop()
 		for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond)
 		}
-		// Detected GPUs describe a real server on this machine; a simulated
-		// one keeps its profile's, and --gpus always wins.
-		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && cfg.Target.GPUs == 0 {
+		// Detected GPUs describe a real server (on this machine, or behind
+		// the exporter); a simulated one keeps its profile's unless its
+		// exporter was asked for, and --gpus always wins.
+		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && (!setup.Simulated || cfg.Target.GPUMetrics != "") && cfg.Target.GPUs == 0 {
 			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
 		}
+		setup.GPUMetrics = sess.gpuMetrics()
 	}
 	out, w, err := create(cfg.Out, cfg.Command, setup, clock)
 	if err != nil {

@@ -126,6 +126,7 @@ type targetFlags struct {
 	cachePrompt, http2, netHTTP                   bool
 	gpus                                          int
 	gpuType                                       string
+	gpuMetrics                                    string
 }
 
 func (f *targetFlags) register(fs *flag.FlagSet) {
@@ -150,6 +151,7 @@ func (f *targetFlags) registerTransport(fs *flag.FlagSet) {
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server, recorded for per-GPU figures")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, recorded for comparisons")
+	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
 }
 
 func (f *targetFlags) check() error {
@@ -166,6 +168,9 @@ func (f *targetFlags) check() error {
 	}
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
+	}
+	if err := checkGPUMetrics(f.gpuMetrics); err != nil {
+		return err
 	}
 	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
 		return usagef("--usage %q: want continuous or final", f.usage)
@@ -195,7 +200,7 @@ func (f *targetFlags) warn(e *env) {
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
-		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final"}
+		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final", GPUMetrics: f.gpuMetrics}
 }
 
 // loadFlags are the flags of run, sweep and overhead.

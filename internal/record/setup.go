@@ -19,7 +19,10 @@ type Setup struct {
 	Sampling  Sampling `json:"sampling"`
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
-	SLO       SLO      `json:"slo,omitzero"`
+	// GPUMetrics is where the GPU readings came from: a DCGM exporter's
+	// URL (without credentials), or empty for a local nvidia-smi.
+	GPUMetrics string `json:"gpu_metrics,omitempty"`
+	SLO        SLO    `json:"slo,omitzero"`
 }
 
 // SLO is the latency a request must meet to count toward goodput; zero
