@@ -46,6 +46,10 @@ type Env struct {
 	Listen func(addr string) (net.Listener, error)
 	// Dial replaces the client's dialer (nil: the system's).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Live shows each stage's progress on Progress while it runs: plain
+	// lines every LiveEvery (0: 5 s), or a bar redrawn in place.
+	Live      ProgressMode
+	LiveEvery time.Duration
 }
 
 func (e *Env) progress() io.Writer {

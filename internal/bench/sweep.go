@@ -235,9 +235,12 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		// The stage's figures are built as requests finish; the records
 		// themselves live only in the result file.
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
-		if err := r.Each(ctx, p, fold.Add); err != nil {
+		// Live progress reads counters bumped off the requests' path.
+		show := env.live(label, p)
+		if err := r.Each(ctx, p, func(rec *record.Record) { fold.Add(rec); show.add(rec) }); err != nil {
 			gone = fmt.Errorf("%s: %w", label, err)
 		}
+		show.end()
 		if watch != nil {
 			samples := watch.Stop()
 			file.keep(w.WriteMetrics(samples))

@@ -217,6 +217,7 @@ type loadFlags struct {
 	inputTokens, outputTokens         lengths
 	text, corpus, dataset, datasetFmt string
 	tokenizer                         string
+	quiet                             bool               // no live progress
 	tok                               workload.Tokenizer // loaded from tokenizer by prompts
 	warmup                            int
 	duration, timeout                 time.Duration
@@ -231,6 +232,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	f.targetFlags.register(fs)
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	f.registerTransport(fs)
+	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
 	if cmd == "sweep" {
 		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
 		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
