@@ -58,3 +58,17 @@ func TestCompareForeign(t *testing.T) {
 		}
 	}
 }
+
+// The text and CSV reports of every foreign fixture are pinned byte for
+// byte (go test -update rewrites them): definitions, blanks, setup lines.
+func TestReportForeignGolden(t *testing.T) {
+	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
+		for _, format := range []string{"text", "csv", "markdown"} {
+			out, errw, code := runCLI(t, "report", foreignFile(name), "--format", format)
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", name, format, code, errw)
+			}
+			golden(t, "foreign-"+strings.TrimSuffix(name, filepath.Ext(name))+"."+format, out)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/stats"
+	"github.com/tokperf/tokperf/internal/summary"
 )
 
 // DescribeSource is what is known of a run read from another tool's file:
@@ -65,4 +67,42 @@ func tableBlank(src *analyze.Source, key string, v float64) any {
 		return math.NaN()
 	}
 	return v
+}
+
+// SourceStageLine is what the headline of a run read from another tool's
+// file leaves out: its latency figures beside TTFT and ITL, as p50/p90/p99
+// (a percentile the file lacks shown as -), and its effective concurrency.
+func SourceStageLine(s summary.Stage, src *analyze.Source) string {
+	var parts []string
+	for _, f := range []struct {
+		name, unit string
+		d          stats.Dist
+	}{{"TPOT", "ms", s.TPOT}, {"ICL", "ms", s.ICL}, {"E2E", "ms", s.E2E}, {"decode", "tok/s", s.DecodeTokS}, {"request", "tok/s", s.RequestTokS}} {
+		if f.d.N > 0 {
+			parts = append(parts, fmt.Sprintf("%s p50/p90/p99 %s %s", f.name, three(f.d.P50, f.d.P90, f.d.P99), f.unit))
+		}
+	}
+	if src.Has("effective_concurrency") && s.EffectiveConcurrency > 0 {
+		parts = append(parts, fmt.Sprintf("effective concurrency %.2f", s.EffectiveConcurrency))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return analyze.Label(s) + ": " + strings.Join(parts, "; ")
+}
+
+// three prints three figures with one precision that fits them all.
+func three(a, b, c float64) string {
+	prec, top := 1, 0.0
+	for _, v := range []float64{a, b, c} {
+		if !math.IsNaN(v) {
+			top = math.Max(top, v)
+		}
+	}
+	if top >= 100 {
+		prec = 0
+	} else if top < 10 {
+		prec = 2
+	}
+	return num(a, prec) + " / " + num(b, prec) + " / " + num(c, prec)
 }

@@ -120,6 +120,9 @@ func Rows(stages []summary.Stage) [][]string {
 	var rows [][]string
 	for _, s := range stages {
 		label := fmt.Sprint(s.Concurrency)
+		if s.Concurrency == 0 && s.Rate == 0 {
+			label = "?" // another tool's file that states no load
+		}
 		if s.Rate > 0 {
 			label = fmt.Sprintf("%g/s", s.Rate)
 			if s.Concurrency > 0 {
@@ -273,6 +276,11 @@ func Text(w io.Writer, r *analyze.Run) {
 	headline(w, rows)
 	fmt.Fprintln(w)
 	if r.Source != nil {
+		for _, s := range stages {
+			if line := SourceStageLine(s, r.Source); line != "" {
+				fmt.Fprintln(w, line)
+			}
+		}
 		for _, l := range SourceLines(r.Source) {
 			fmt.Fprintln(w, l)
 		}
