@@ -68,6 +68,9 @@ func Label(s summary.Stage) string {
 	if s.Rate > 0 {
 		return fmt.Sprintf("rate=%g/s", s.Rate)
 	}
+	if s.Concurrency == 0 {
+		return "C=?" // another tool's file that states no load
+	}
 	return fmt.Sprintf("C=%d", s.Concurrency)
 }
 

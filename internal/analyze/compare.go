@@ -289,6 +289,11 @@ func Pair(a, b *Stage) []Metric {
 	}
 	agg.Lo, agg.Hi = lo, hi
 	agg.Significant = !(lo <= 1 && hi >= 1)
+	if len(pa) == 0 || len(pb) == 0 {
+		// Another tool's file holds no per-request samples: no interval,
+		// and nothing is called significant without a test.
+		agg.Lo, agg.Hi, agg.Significant = math.NaN(), math.NaN(), false
+	}
 	out := []Metric{agg}
 	for _, m := range []struct {
 		name   string
@@ -435,6 +440,9 @@ func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim str
 // notes say how many of a run's requests failed and whether its file is whole.
 func (r *Run) notes() []string {
 	var out []string
+	if r.Source != nil {
+		out = append(out, fmt.Sprintf("%s: figures from %s's summary, with no per-request samples: no difference with it is tested, so none is called significant (~)", r.File, r.Source.Tool))
+	}
 	if failed, total := r.Failed(); failed > 0 {
 		out = append(out, fmt.Sprintf("%s: %d of %d requests failed; its figures cover the %d that finished ok", r.File, failed, total, total-failed))
 	}

@@ -35,6 +35,9 @@ type Run struct {
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Integrity says whether the file behind the run is whole.
 	Integrity Integrity `json:"integrity"`
+	// Source is set when the figures come from another tool's result
+	// file (ForeignRun): its definitions and the figures it lacks.
+	Source *Source `json:"source,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.

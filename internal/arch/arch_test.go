@@ -89,6 +89,8 @@ func TestImports(t *testing.T) {
 		{"internal/analyze", true, network, "analyze is pure: models and judgements over numbers"},
 		{"internal/summary", true, network, "summary is pure: records to figures"},
 		{"internal/results", true, one("internal/telemetry"), "results stores samples as record types"},
+		{"internal/foreign", true, network, "foreign reads other tools' files: it never touches the network"},
+		{"internal/foreign", false, one("internal/results", "internal/bench", "internal/report", "internal/telemetry"), "foreign maps files onto analyze's model, nothing else"},
 		{"internal/record", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "record is the vocabulary: it imports nothing of tokperf"},
 		{"internal/sim", true, client, "the simulator imports nothing of the client: it is an independent server"},
 		{"internal/runner", false, one("internal/backend", "internal/summary", "internal/results"), "runner knows only record, schedule and the interfaces it declares"},

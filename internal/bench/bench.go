@@ -52,6 +52,10 @@ type Env struct {
 	Listen func(addr string) (net.Listener, error)
 	// Dial replaces the client's dialer (nil: the system's).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Live shows each stage's progress on Progress while it runs: plain
+	// lines every LiveEvery (0: 5 s), or a bar redrawn in place.
+	Live      ProgressMode
+	LiveEvery time.Duration
 }
 
 func (e *Env) progress() io.Writer {
@@ -140,6 +144,10 @@ type Target struct {
 	Headers []Header
 	// ExtraBody is merged into each generation request's body (--extra-body).
 	ExtraBody []ExtraBody
+	// GPUMetrics is an NVIDIA DCGM exporter's Prometheus endpoint to read
+	// the server's GPUs from (a path starting with / is on the target),
+	// instead of a local nvidia-smi.
+	GPUMetrics string
 }
 
 // Header is an HTTP header the user asked for on every request.

@@ -13,6 +13,7 @@ import (
 	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/experiment"
+	"github.com/tokperf/tokperf/internal/foreign"
 	"github.com/tokperf/tokperf/internal/results"
 )
 
@@ -195,6 +196,11 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 // a million requests is never held; samples keeps what A/B tests need. It
 // stops with ctx's error when ctx ends (Ctrl-C on a large file).
 func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, error) {
+	// Another tool's result file (told by content) is read by foreign:
+	// its summaries hold no per-request samples to keep.
+	if tool, err := foreign.Sniff(path); err == nil && tool != "" {
+		return foreign.Read(path)
+	}
 	r, f, err := results.Open(path)
 	if err != nil {
 		return nil, err

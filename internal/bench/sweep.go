@@ -219,20 +219,26 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fmt.Fprintf(env.progress(), "timers here wake %.2f ms late (p99): an open-loop send is late past %.2f ms\n", record.Ms(late), record.Ms(late+summary.LateThreshold))
 	}
 
-	// GPU telemetry where nvidia-smi exists: one process for the run; its
-	// first readings name the GPUs in the header.
+	// GPU telemetry from a DCGM exporter (--gpu-metrics) or where
+	// nvidia-smi exists: one watcher for the run; its first readings name
+	// the GPUs in the header.
 	clock := record.NewClock()
-	gpus := telemetry.WatchGPUs(ctx, clock)
+	gpus, err := sess.watchGPUs(ctx, clock)
+	if err != nil {
+		return nil, err
+	}
 	if gpus != nil {
 		defer gpus.Stop()
 		for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond)
 		}
-		// Detected GPUs describe a real server on this machine; a simulated
-		// one keeps its profile's, and --gpus always wins.
-		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && !setup.Simulated && cfg.Target.GPUs == 0 {
+		// Detected GPUs describe a real server (on this machine, or behind
+		// the exporter); a simulated one keeps its profile's unless its
+		// exporter was asked for, and --gpus always wins.
+		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && (!setup.Simulated || cfg.Target.GPUMetrics != "") && cfg.Target.GPUs == 0 {
 			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
 		}
+		setup.GPUMetrics = sess.gpuMetrics()
 	}
 	out, w, err := create(cfg.Out, cfg.Command, setup, clock)
 	if err != nil {
@@ -277,9 +283,12 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		// The stage's figures are built as requests finish; the records
 		// themselves live only in the result file.
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
-		if err := r.Each(ctx, p, fold.Add); err != nil {
+		// Live progress reads counters bumped off the requests' path.
+		show := env.live(label, p)
+		if err := r.Each(ctx, p, func(rec *record.Record) { fold.Add(rec); show.add(rec) }); err != nil {
 			gone = fmt.Errorf("%s: %w", label, err)
 		}
+		show.end()
 		if watch != nil {
 			samples := watch.Stop()
 			file.keep(w.WriteMetrics(samples))

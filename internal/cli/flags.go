@@ -156,6 +156,7 @@ type targetFlags struct {
 	gpuType                                       string
 	headers                                       headers
 	extraBody                                     extraBody
+	gpuMetrics                                    string
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -187,6 +188,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
+	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
 }
 
 func (f *targetFlags) check() error {
@@ -203,6 +205,9 @@ func (f *targetFlags) check() error {
 	}
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
+	}
+	if err := checkGPUMetrics(f.gpuMetrics); err != nil {
+		return err
 	}
 	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
 		return usagef("--usage %q: want continuous or final", f.usage)
@@ -233,7 +238,7 @@ func (f *targetFlags) warn(e *env) {
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -252,6 +257,7 @@ type loadFlags struct {
 	inputTokens, outputTokens         lengths
 	text, corpus, dataset, datasetFmt string
 	tokenizer                         string
+	quiet                             bool               // no live progress
 	tok                               workload.Tokenizer // loaded from tokenizer by prompts
 	warmup                            int
 	duration, timeout                 time.Duration
@@ -278,6 +284,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.StringVarP(&f.out, "out", "o", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
 	registerFormat(fs, &f.format)
 	registerPercentiles(fs, &f.percentiles)
+	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 }

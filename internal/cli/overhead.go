@@ -30,6 +30,9 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if len(f.rates) > 0 {
 		return usagef("overhead is closed loop: give -c levels, not --rate")
 	}
+	if f.gpuMetrics != "" {
+		return usagef("overhead reads no GPUs: --gpu-metrics is for run and sweep")
+	}
 	if f.endpoint == "chat" {
 		return usagef("--endpoint names the raw endpoint to compare with chat; chat is the other side")
 	}

@@ -29,6 +29,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return usagef("run is one stage: give one --rate, or use sweep")
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
+	benv.Live = liveMode(e.stderr, f.quiet)
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
 		if err != nil {

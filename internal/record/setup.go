@@ -22,6 +22,9 @@ type Setup struct {
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
 	SLO       SLO      `json:"slo,omitzero"`
+	// GPUMetrics is where the GPU readings came from: a DCGM exporter's
+	// URL (without credentials), or empty for a local nvidia-smi.
+	GPUMetrics string `json:"gpu_metrics,omitempty"`
 	// Headers are the names of the user's --header, in order; their
 	// values are never written (they may be credentials).
 	Headers []string `json:"headers,omitempty"`

@@ -182,6 +182,9 @@ func Rows(stages []summary.Stage, ps []float64) [][]string {
 	var rows [][]string
 	for _, s := range stages {
 		label := fmt.Sprint(s.Concurrency)
+		if s.Concurrency == 0 && s.Rate == 0 {
+			label = "?" // another tool's file that states no load
+		}
 		if s.Rate > 0 {
 			label = fmt.Sprintf("%g/s", s.Rate)
 			if s.Concurrency > 0 {
@@ -221,12 +224,15 @@ func Headline(w io.Writer, stages []summary.Stage, ps []float64) {
 	if len(ps) == 0 {
 		ps = DefaultPercentiles
 	}
+	headline(w, stages, Rows(stages, ps), ps)
+}
+
+func headline(w io.Writer, stages []summary.Stage, rows [][]string, ps []float64) {
 	open := len(stages) > 0
 	for _, s := range stages {
 		open = open && s.Rate > 0
 	}
 	cols := columns(ps, open)
-	rows := Rows(stages, ps)
 	width := make([]int, len(cols))
 	for i, c := range cols {
 		width[i] = max(len([]rune(c)), 3)
@@ -362,15 +368,36 @@ func Text(w io.Writer, r *analyze.Run) {
 		fmt.Fprintln(w, n)
 	}
 	setup, stages, warnings, verdict := r.Setup, r.Figures(), r.Warnings, r.Verdict
-	fmt.Fprintln(w, Describe(setup))
+	if r.Source != nil {
+		fmt.Fprintln(w, DescribeSource(r))
+	} else {
+		fmt.Fprintln(w, Describe(setup))
+	}
 	fmt.Fprintln(w)
-	Headline(w, stages, r.Percentiles)
+	ps := r.Percentiles
+	if len(ps) == 0 {
+		ps = DefaultPercentiles
+	}
+	rows := Rows(stages, ps)
+	headlineBlank(rows, r.Source)
+	headline(w, stages, rows, ps)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "aggregate = output tokens / stage wall time; req/s = requests finished per second; request and decode tok/s are means over requests;")
-	fmt.Fprintln(w, "TTFT = first token - sent; TPOT = decode time / decode tokens; ITL = chunk gap / tokens in the chunk, per token; E2E = done - sent (docs/METRICS.md).")
-	fmt.Fprintln(w, "n = the requests behind the TTFT, TPOT and E2E percentiles (ITL's samples are the tokens).")
-	if note := fewNote(stages, r.Percentiles); note != "" {
-		fmt.Fprintln(w, note)
+	if r.Source != nil {
+		for _, s := range stages {
+			if line := SourceStageLine(s, r.Source); line != "" {
+				fmt.Fprintln(w, line)
+			}
+		}
+		for _, l := range SourceLines(r.Source) {
+			fmt.Fprintln(w, l)
+		}
+	} else {
+		fmt.Fprintln(w, "aggregate = output tokens / stage wall time; req/s = requests finished per second; request and decode tok/s are means over requests;")
+		fmt.Fprintln(w, "TTFT = first token - sent; TPOT = decode time / decode tokens; ITL = chunk gap / tokens in the chunk, per token; E2E = done - sent (docs/METRICS.md).")
+		fmt.Fprintln(w, "n = the requests behind the TTFT, TPOT and E2E percentiles (ITL's samples are the tokens).")
+		if note := fewNote(stages, ps); note != "" {
+			fmt.Fprintln(w, note)
+		}
 	}
 	var steady []string
 	for _, s := range stages {

@@ -190,13 +190,20 @@ func runTable(r *analyze.Run) *Table {
 	t.Columns = append(t.Columns, Column{"output", "tokens", 0}, Column{"wall", "s", 1}, Column{"throughput", "req/s", 2}, Column{"effective concurrency", "", 1})
 	for _, s := range r.Stages {
 		errs := s.Requests - s.OK - s.Cancelled
-		row := []any{analyze.Label(s.Stage), s.Concurrency, s.Rate, s.Requests, s.OK, errs, s.AggregateTokS, s.SteadyTokS, nanIfEmpty(s.RequestTokS), nanIfEmpty(s.DecodeTokS)}
+		src := r.Source // figures another tool's file lacks are blank
+		row := []any{analyze.Label(s.Stage), s.Concurrency, s.Rate, s.Requests, s.OK, tableBlank(src, "errors", float64(errs)),
+			tableBlank(src, "aggregate_tok_s", s.AggregateTokS), tableBlank(src, "steady_tok_s", s.SteadyTokS), nanIfEmpty(s.RequestTokS), nanIfEmpty(s.DecodeTokS)}
 		row = append(row, dist(s.TTFT)...)
 		row = append(row, dist(s.TPOT)...)
 		row = append(row, dist(s.ITL)...)
 		row = append(row, dist(s.E2E)...)
-		row = append(row, s.OutputTokens, s.WallS, s.RequestsPerS, s.EffectiveConcurrency)
+		row = append(row, tableBlank(src, "output_tokens", float64(s.OutputTokens)), tableBlank(src, "wall_s", s.WallS),
+			tableBlank(src, "requests_per_s", s.RequestsPerS), tableBlank(src, "effective_concurrency", s.EffectiveConcurrency))
 		t.Rows = append(t.Rows, row)
+	}
+	if r.Source != nil {
+		t.Title = strings.ReplaceAll(DescribeSource(r), "\n", "; ")
+		t.Lines = append(t.Lines, SourceLines(r.Source)...)
 	}
 	for _, w := range r.Warnings {
 		t.Lines = append(t.Lines, "warning: "+w.String())

@@ -282,6 +282,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
 	m.HandleFunc("POST /api/chat", s.ollamaChat)
 	m.HandleFunc("GET /metrics", s.metrics)
+	m.HandleFunc("GET /dcgm/metrics", s.dcgm)
 	m.HandleFunc("GET /sim/trace", s.traceRoute)
 	m.HandleFunc("DELETE /sim/trace", func(w http.ResponseWriter, r *http.Request) { s.ResetTrace(); w.WriteHeader(http.StatusNoContent) })
 	switch s.p.Engine {

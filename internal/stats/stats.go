@@ -24,13 +24,31 @@ type Dist struct {
 }
 
 // MarshalJSON writes an empty sample's figures as zeros (JSON has no NaN;
-// N = 0 says they are not figures).
+// N = 0 says they are not figures), and a figure a summary read from
+// elsewhere does not have (NaN with N > 0) as null.
 func (d Dist) MarshalJSON() ([]byte, error) {
 	type plain Dist
 	if d.N == 0 {
 		return json.Marshal(plain{})
 	}
-	return json.Marshal(plain(d))
+	if !math.IsNaN(d.Mean + d.P50 + d.P90 + d.P95 + d.P99 + d.Max) {
+		return json.Marshal(plain(d))
+	}
+	or := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		N    int      `json:"n"`
+		Mean *float64 `json:"mean"`
+		P50  *float64 `json:"p50"`
+		P90  *float64 `json:"p90"`
+		P95  *float64 `json:"p95"`
+		P99  *float64 `json:"p99"`
+		Max  *float64 `json:"max"`
+	}{d.N, or(d.Mean), or(d.P50), or(d.P90), or(d.P95), or(d.P99), or(d.Max)})
 }
 
 // Percentile is the figure of percentile p (50, 90, 95, 99; 100 is the

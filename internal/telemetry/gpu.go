@@ -41,12 +41,19 @@ func ParseGPULine(line string) (record.GPUSample, error) {
 	return record.GPUSample{Index: idx, Name: f[1], MemUsedMiB: num(f[2]), MemTotalMiB: num(f[3]), UtilPct: num(f[4]), PowerW: num(f[5])}, nil
 }
 
-// GPUWatcher samples every GPU while a run goes on.
+// GPUWatcher samples every GPU while a run goes on: from a local
+// nvidia-smi (WatchGPUs) or a DCGM exporter's endpoint (WatchDCGM).
 type GPUWatcher struct {
-	cmd     *exec.Cmd
+	stop    func()
 	done    chan struct{}
 	mu      sync.Mutex
 	samples []record.GPUSample
+}
+
+func (w *GPUWatcher) add(s ...record.GPUSample) {
+	w.mu.Lock()
+	w.samples = append(w.samples, s...)
+	w.mu.Unlock()
 }
 
 // WatchGPUs starts nvidia-smi when it is on PATH; nil when it is not.
@@ -63,7 +70,12 @@ func WatchGPUs(ctx context.Context, clock record.Clock) *GPUWatcher {
 	if err := cmd.Start(); err != nil {
 		return nil
 	}
-	w := &GPUWatcher{cmd: cmd, done: make(chan struct{})}
+	w := &GPUWatcher{done: make(chan struct{})}
+	w.stop = func() {
+		cmd.Process.Kill()
+		<-w.done
+		cmd.Wait()
+	}
 	go func() {
 		defer close(w.done)
 		sc := bufio.NewScanner(out)
@@ -73,9 +85,7 @@ func WatchGPUs(ctx context.Context, clock record.Clock) *GPUWatcher {
 				continue
 			}
 			s.At = clock.Now()
-			w.mu.Lock()
-			w.samples = append(w.samples, s)
-			w.mu.Unlock()
+			w.add(s)
 		}
 		io.Copy(io.Discard, out)
 	}()
@@ -89,9 +99,5 @@ func (w *GPUWatcher) Samples() []record.GPUSample {
 	return append([]record.GPUSample(nil), w.samples...)
 }
 
-// Stop ends nvidia-smi.
-func (w *GPUWatcher) Stop() {
-	w.cmd.Process.Kill()
-	<-w.done
-	w.cmd.Wait()
-}
+// Stop ends the sampling (nvidia-smi, or the scrapes).
+func (w *GPUWatcher) Stop() { w.stop() }

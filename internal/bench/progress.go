@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+)
+
+// ProgressMode says how a stage's live progress is shown while it runs.
+type ProgressMode int
+
+const (
+	ProgressOff   ProgressMode = iota // nothing but the stage's start and end lines
+	ProgressLines                     // a plain line every LiveEvery (CI logs)
+	ProgressBars                      // a bar redrawn in place (a terminal)
+)
+
+// liveEvery is how often ProgressLines writes a line when Env.LiveEvery is 0.
+const liveEvery = 5 * time.Second
+
+// liveWindow is how far back live tok/s looks.
+const liveWindow = 3 * time.Second
+
+// live is one stage's progress: requests done of the stage's total, the
+// tokens they brought, errors, elapsed time and what is left. The records
+// goroutine bumps its counters as requests finish (off every request's
+// path: runner.Each hands records over a queue); the display reads them
+// on its own ticker, so showing progress never delays a request.
+type live struct {
+	label string
+	total int           // measured requests, 0 for a timed stage
+	dur   time.Duration // a timed stage's length
+	start time.Time
+
+	done, errs, tokens atomic.Int64
+
+	mu   sync.Mutex
+	seen []snapshot // recent (time, tokens), for live tok/s
+	stop func()
+}
+
+type snapshot struct {
+	at     time.Time
+	tokens int64
+}
+
+// add counts one finished measured request.
+func (l *live) add(r *record.Record) {
+	if l == nil {
+		return
+	}
+	l.done.Add(1)
+	l.tokens.Add(int64(r.OutputTokens))
+	if !r.OK() && r.Status != record.StatusCancelled {
+		l.errs.Add(1)
+	}
+}
+
+// end stops the display; the stage's end line follows it.
+func (l *live) end() {
+	if l != nil && l.stop != nil {
+		l.stop()
+	}
+}
+
+// rate is tok/s of the requests that finished over the last liveWindow.
+func (l *live) rate(now time.Time) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tok := l.tokens.Load()
+	l.seen = append(l.seen, snapshot{now, tok})
+	for len(l.seen) > 2 && now.Sub(l.seen[1].at) >= liveWindow {
+		l.seen = l.seen[1:]
+	}
+	first := l.seen[0]
+	if len(l.seen) == 1 {
+		first = snapshot{l.start, 0}
+	}
+	if d := now.Sub(first.at).Seconds(); d > 0 {
+		return float64(tok-first.tokens) / d
+	}
+	return 0
+}
+
+// status is the progress as words: done of total, tok/s, errors,
+// elapsed and ETA (once a request has finished).
+func (l *live) status(now time.Time) string {
+	done, errs := l.done.Load(), l.errs.Load()
+	elapsed := now.Sub(l.start)
+	var b strings.Builder
+	if l.total > 0 {
+		fmt.Fprintf(&b, "%d/%d requests", done, l.total)
+	} else {
+		fmt.Fprintf(&b, "%d requests", done)
+	}
+	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
+	switch {
+	case l.total > 0 && done > 0 && int(done) < l.total:
+		fmt.Fprintf(&b, ", ETA %s", seconds(time.Duration(float64(elapsed)*float64(l.total-int(done))/float64(done))))
+	case l.total == 0 && l.dur > 0:
+		fmt.Fprintf(&b, " of %s, ETA %s", seconds(l.dur), seconds(max(0, l.dur-elapsed)))
+	}
+	return b.String()
+}
+
+func seconds(d time.Duration) string {
+	if d >= 100*time.Second {
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// live starts the display of a stage's progress as the Env asks; nil when
+// it asks for none.
+func (e *Env) live(label string, p runner.Plan) *live {
+	if e == nil || e.Live == ProgressOff {
+		return nil
+	}
+	l := &live{label: label, total: p.Requests, dur: p.Duration, start: time.Now()}
+	switch e.Live {
+	case ProgressLines:
+		l.lines(e.progress(), orDefault(e.LiveEvery, liveEvery))
+	case ProgressBars:
+		l.bars(e.progress(), e.LiveEvery)
+	}
+	return l
+}
+
+func orDefault(d, or time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return or
+}
+
+// lines writes the status as a plain line every interval.
+func (l *live) lines(w io.Writer, every time.Duration) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				fmt.Fprintf(w, "%s: %s\n", l.label, l.status(now))
+			case <-quit:
+				return
+			}
+		}
+	}()
+	l.stop = func() { close(quit); <-done }
+}
+
+// bars draws a bar of requests done (of the stage's time, for a timed
+// stage) with the status beside it, redrawn in place by mpb; refresh 0 is
+// mpb's pace for a terminal, a refresh given also draws to a writer that
+// is not one (tests).
+func (l *live) bars(w io.Writer, refresh time.Duration) {
+	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(30)}
+	if refresh > 0 {
+		opts = append(opts, mpb.WithRefreshRate(refresh), mpb.WithAutoRefresh())
+	}
+	p := mpb.New(opts...)
+	total := int64(l.total)
+	if total == 0 {
+		total = max(1, l.dur.Milliseconds())
+	}
+	bar := p.AddBar(total, mpb.BarRemoveOnComplete(),
+		mpb.PrependDecorators(decor.Name(l.label+" ")),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return " " + l.status(time.Now()) })))
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				if l.total > 0 {
+					bar.SetCurrent(min(l.done.Load(), total-1))
+				} else {
+					bar.SetCurrent(min(now.Sub(l.start).Milliseconds(), total-1))
+				}
+			case <-quit:
+				return
+			}
+		}
+	}()
+	l.stop = func() {
+		close(quit)
+		<-done
+		bar.SetTotal(-1, true)
+		p.Wait()
+	}
+}

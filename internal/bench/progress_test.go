@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+)
+
+// syncBuffer is a bytes.Buffer safe for the display's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func finished(tokens int, status record.Status) *record.Record {
+	r := record.New(0)
+	r.OutputTokens, r.Status = tokens, status
+	return &r
+}
+
+// Plain lines, in virtual time: one every LiveEvery with the requests done
+// of the total, tok/s of the last seconds, errors, elapsed and the ETA
+// from the pace so far.
+func TestProgressLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 2 * time.Second}
+		l := env.live("C=4", runner.Plan{Concurrency: 4, Requests: 10})
+		// One request of 100 tokens finishes every 0.5 s from 0.45 s (between
+		// the display's ticks); the third fails.
+		time.Sleep(450 * time.Millisecond)
+		for i := range 8 {
+			if i > 0 {
+				time.Sleep(500 * time.Millisecond)
+			}
+			st := record.StatusOK
+			if i == 2 {
+				st = record.StatusHTTPError
+			}
+			l.add(finished(100, st))
+		}
+		time.Sleep(100 * time.Millisecond) // past the 4 s tick
+		synctest.Wait()
+		l.end()
+		got := out.String()
+		// At 2 s: 4 done (400 tokens in 2 s), ETA 2 s × 6/4 = 3 s; at 4 s:
+		// 8 done, tok/s over the last 3 s window (2 s → 4 s: 400 tokens / 2 s).
+		want := "C=4: 4/10 requests, 200.0 tok/s, 1 errors, 2.0 s, ETA 3.0 s\n" +
+			"C=4: 8/10 requests, 200.0 tok/s, 1 errors, 4.0 s, ETA 1.0 s\n"
+		if got != want {
+			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// A timed stage counts requests and says how much of its time is left.
+func TestProgressTimed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 5 * time.Second}
+		l := env.live("rate=2/s", runner.Plan{Rate: 2, Duration: 30 * time.Second})
+		time.Sleep(450 * time.Millisecond) // between the display's ticks
+		for i := range 10 {
+			if i > 0 {
+				time.Sleep(500 * time.Millisecond)
+			}
+			l.add(finished(50, record.StatusOK))
+		}
+		time.Sleep(100 * time.Millisecond) // past the 5 s tick
+		l.end()
+		if want := "rate=2/s: 10 requests, 100.0 tok/s, 0 errors, 5.0 s of 30.0 s, ETA 25.0 s\n"; out.String() != want {
+			t.Errorf("got %q, want %q", out.String(), want)
+		}
+	})
+}
+
+// Off and nil: nothing is shown and counting is a no-op.
+func TestProgressOff(t *testing.T) {
+	var out syncBuffer
+	l := (&Env{Progress: &out}).live("C=1", runner.Plan{Requests: 3})
+	l.add(finished(1, record.StatusOK))
+	l.end()
+	if l != nil || out.String() != "" {
+		t.Errorf("progress off wrote %q", out.String())
+	}
+}
+
+// Bars are drawn by mpb (forced to draw to a writer that is no terminal)
+// and removed when the stage ends.
+func TestProgressBars(t *testing.T) {
+	var out syncBuffer
+	env := &Env{Progress: &out, Live: ProgressBars, LiveEvery: 20 * time.Millisecond}
+	l := env.live("C=8", runner.Plan{Concurrency: 8, Requests: 4})
+	for range 2 {
+		l.add(finished(10, record.StatusOK))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "2/4 requests") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	l.end()
+	if got := out.String(); !strings.Contains(got, "C=8") || !strings.Contains(got, "2/4 requests") {
+		t.Errorf("bar output %q", got)
+	}
+}
+
+// A sweep with progress on gives the same figures; the lines go to Progress.
+func TestSweepWithProgress(t *testing.T) {
+	dir := t.TempDir()
+	virtual(t, func(env *Env) {
+		var out syncBuffer
+		env.Progress, env.Live, env.LiveEvery = &out, ProgressLines, 50*time.Millisecond
+		cfg := tinySweep(dir, 4)
+		cfg.Load.Requests = 8
+		run, err := Sweep(context.Background(), cfg, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := run.Stages[0]; s.OK != 8 {
+			t.Errorf("%d ok", s.OK)
+		}
+		if !strings.Contains(out.String(), "C=4: ") || !strings.Contains(out.String(), "/8 requests") {
+			t.Errorf("no progress line in:\n%s", out.String())
+		}
+	})
+}
+
+var _ = io.Discard
