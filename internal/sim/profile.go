@@ -178,6 +178,17 @@ type Wire struct {
 	WrongAnswers bool `yaml:"wrong_answers"`
 }
 
+// faultRoutes are the routes faults can strike: the generation routes,
+// and "*" for all of them. A fault on any other route would never strike
+// (every other route answers as it always does, an unknown one 404), so a
+// profile naming one is refused rather than silently injecting nothing.
+var faultRoutes = map[string]bool{
+	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/generate": true,
+	"/generate_stream": true, "/completion": true, "/api/generate": true, "/api/chat": true,
+}
+
+const faultRouteList = "/v1/completions, /v1/chat/completions, /generate, /generate_stream, /completion, /api/generate, /api/chat"
+
 // Fault is injected misbehaviour on a route; rates are per request.
 type Fault struct {
 	HTTP500      float64 `yaml:"http_500"`
@@ -386,6 +397,9 @@ func (p *Profile) fill() error {
 		return bad("jitter", "must be in [0, 0.5), got %v", p.Jitter)
 	}
 	for route, f := range p.Faults {
+		if !faultRoutes[route] {
+			return bad("faults."+route, "is not a generation route of the simulator (want \"*\" or one of %s)", faultRouteList)
+		}
 		for name, r := range map[string]float64{"http_500": f.HTTP500, "http_503": f.HTTP503, "http_429": f.HTTP429, "reset": f.Reset, "stall": f.Stall, "malformed": f.Malformed, "truncate": f.Truncate, "slow_headers": f.SlowHeaders} {
 			if !(r >= 0 && r <= 1) {
 				return bad("faults."+route+"."+name, "is a rate per request in [0, 1], got %v", r)
