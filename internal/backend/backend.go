@@ -95,7 +95,10 @@ type reply struct {
 	code     int
 	location string // a redirect's target
 	ctype    string // Content-Type
-	body     io.Reader
+	// retryAfter is the Retry-After header, as sent (seconds or an
+	// HTTP-date); read on 429 and 503.
+	retryAfter string
+	body       io.Reader
 	// finish releases the connection once the body is read: with reuse,
 	// after a normal end, the little left of the body (the chunked
 	// terminator) is read so the connection goes back to the pool;
@@ -280,7 +283,7 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		fail(ctx, rec, err)
 		return
 	}
-	b.response(resp.code, resp.location, resp.ctype, resp.body, clock, arrive, &req, rec)
+	b.response(resp, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows (an
 	// error's body is short): it is read, within drainBytes and drainTime,
 	// so the connection goes back to the pool. A failed stream is cut off.
@@ -351,7 +354,7 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 		}))
 		resp, err := t.client.Do(hr)
 		if err == nil {
-			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), body: resp.Body, finish: func(reuse bool) {
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
 				if reuse {
 					t := time.AfterFunc(drainTime, cancel)
 					io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
@@ -375,7 +378,8 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 
 // response reads a response whose head has come: the message of a failed
 // one, else the stream into rec.
-func (b *Backend) response(code int, location, ctype string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+	code, location, ctype, body := resp.code, resp.location, resp.ctype, resp.body
 	rec.FirstByte = arrive.Now()
 	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
 		// A page from a proxy or a whole JSON answer is not a stream: read
@@ -395,6 +399,9 @@ func (b *Backend) response(code int, location, ctype string, body io.Reader, clo
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusHTTPError, code
 		rec.Error = fmt.Sprintf("HTTP %d: %s", code, strings.TrimSpace(string(msg)))
+		if code == 429 || code == 503 {
+			rec.RetryAfter = RetryAfter(resp.retryAfter, time.Now())
+		}
 		if code/100 == 3 && location != "" {
 			// A redirect is not followed: the detour would be inside TTFT.
 			rec.Error = fmt.Sprintf("HTTP %d: the server redirects to %.200s; tokperf does not follow redirects: use that URL", code, location)
@@ -421,6 +428,30 @@ func (b *Backend) response(code int, location, ctype string, body io.Reader, clo
 	if rec.Done == record.Unset {
 		rec.Done = clock.Now() // the stream ended or failed before a final event
 	}
+}
+
+// MaxRetryAfter caps the wait a server's Retry-After can ask for: a
+// benchmark that sleeps an hour because a proxy said so measures nothing.
+const MaxRetryAfter = 60 * time.Second
+
+// RetryAfter is the wait a Retry-After header asks for at now: a number of
+// seconds, or an HTTP-date (RFC 9110 §10.2.3), capped at MaxRetryAfter; 0
+// when absent, malformed or in the past.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(s > 0) { // NaN, negative, zero
+			return 0
+		}
+		d = time.Duration(min(s, MaxRetryAfter.Seconds()) * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return max(min(d, MaxRetryAfter), 0)
 }
 
 // streamType reports whether a response's Content-Type is the stream the
@@ -493,7 +524,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
 		rb := newH1Body(c, h)
-		return &reply{code: h.code, location: h.location, ctype: h.ctype, body: rb, finish: func(reuse bool) {
+		return &reply{code: h.code, location: h.location, ctype: h.ctype, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
 			if reuse {
 				c.nc.SetReadDeadline(time.Now().Add(drainTime))
 				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))

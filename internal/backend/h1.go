@@ -245,6 +245,8 @@ type h1Head struct {
 	close    bool   // the connection ends with this response
 	location string // a redirect's target
 	ctype    string // Content-Type
+	// retryAfter is the Retry-After header (seconds or an HTTP-date).
+	retryAfter string
 }
 
 // head reads a response's status line and headers, skipping 1xx
@@ -314,6 +316,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 			h.location = string(value)
 		case asciiEqualFold(name, "content-type"):
 			h.ctype = string(value)
+		case asciiEqualFold(name, "retry-after"):
+			h.retryAfter = string(value)
 		case asciiEqualFold(name, "connection"):
 			if containsFold(value, "close") {
 				h.close = true

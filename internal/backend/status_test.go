@@ -85,3 +85,33 @@ func TestModelsError(t *testing.T) {
 		t.Errorf("models %v, error %v: want /v1/models answered HTTP 500", models, err)
 	}
 }
+
+// Retry-After in both its forms, capped at a minute; anything else is no
+// wait.
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, v string
+		want    time.Duration
+	}{
+		{"seconds", "5", 5 * time.Second},
+		{"fraction", "0.5", 500 * time.Millisecond},
+		{"spaces", " 7 ", 7 * time.Second},
+		{"capped", "3600", MaxRetryAfter},
+		{"huge", "1e300", MaxRetryAfter},
+		{"date", "Tue, 01 Dec 2026 13:00:30 GMT", 30 * time.Second},
+		{"date-capped", "Tue, 01 Dec 2026 15:00:00 GMT", MaxRetryAfter},
+		{"date-past", "Tue, 01 Dec 2026 12:00:00 GMT", 0},
+		{"zero", "0", 0},
+		{"negative", "-3", 0},
+		{"nan", "NaN", 0},
+		{"garbage", "soon", 0},
+		{"empty", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RetryAfter(tc.v, now); got != tc.want {
+				t.Errorf("RetryAfter(%q) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}

@@ -67,6 +67,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		rate float64
 	}{{500, fault.HTTP500}, {503, fault.HTTP503}, {429, fault.HTTP429}} {
 		if s.chance(c.rate) {
+			if c.code != 500 && fault.RetryAfter != "" {
+				w.Header().Set("Retry-After", fault.RetryAfter)
+			}
 			openAIError(w, c.code, fmt.Sprintf("injected fault: HTTP %d", c.code))
 			return
 		}

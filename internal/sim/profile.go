@@ -201,6 +201,9 @@ type Fault struct {
 	Truncate     float64 `yaml:"truncate"`     // end without finish or [DONE]
 	SlowHeaders  float64 `yaml:"slow_headers"` // delay the response headers by SlowHeadersS
 	SlowHeadersS float64 `yaml:"slow_headers_s"`
+	// RetryAfter is sent as the Retry-After header of the injected 429 and
+	// 503 answers, as written: seconds ("5") or an HTTP-date.
+	RetryAfter string `yaml:"retry_after"`
 }
 
 //go:embed profiles/*.yaml
