@@ -261,6 +261,34 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 // result file's setup.
 func (b *Backend) Client() string { return b.t.name() }
 
+// Negotiated is the TLS an https:// target negotiates with this backend's
+// transport: one HEAD request on the generation route, through the same
+// client the requests use (its connection stays in the pool), reports the
+// version, ALPN and HTTP version. Nil for http:// targets.
+func (b *Backend) Negotiated(ctx context.Context) (*record.TLS, error) {
+	t, ok := b.t.(*netTransport)
+	if !ok || t.h2c {
+		return nil, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, t.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if t.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.apiKey)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, redactErr(err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
+	resp.Body.Close()
+	if resp.TLS == nil {
+		return nil, nil
+	}
+	return &record.TLS{Version: tls.VersionName(resp.TLS.Version), ALPN: resp.TLS.NegotiatedProtocol, Proto: resp.Proto, Cipher: tls.CipherSuiteName(resp.TLS.CipherSuite)}, nil
+}
+
 // Route is the generation route's path.
 func (b *Backend) Route() string { return b.proto.route() }
 

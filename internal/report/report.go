@@ -192,6 +192,13 @@ func Describe(s record.Setup) string {
 	if s.Simulated {
 		fmt.Fprintf(&b, " (embedded simulator, profile %s)", s.Profile)
 	}
+	if t := s.TLS; t != nil {
+		fmt.Fprintf(&b, " over %s (%s", t.Version, t.Proto)
+		if t.ALPN != "" {
+			fmt.Fprintf(&b, ", ALPN %s", t.ALPN)
+		}
+		b.WriteString(")")
+	}
 	fmt.Fprintf(&b, ", model %s", s.Model)
 	eos := "EOS honoured"
 	if s.Workload.IgnoreEOS {
