@@ -605,7 +605,29 @@ func (a *arrivals) Now() time.Duration {
 // client's lag.
 const promptLimit = time.Millisecond
 
-// buffered counts a token chunk that was complete in the buffer when read:
+// lag counts the token chunks stamped with an arrival not their own: a
+// token chunk followed in the same read by another event (a token chunk,
+// a usage event, [DONE]) is timed by that read, whose newest bytes are
+// the later event's. Whether it was is known at the next event: one that
+// came without a read of its own shared the read with the chunk before.
+// Counting at the next event, not at the chunk, counts the late chunk
+// whatever follows it (a chunk read with the usage and [DONE] after it
+// is as late as one read with another chunk).
+type lag struct{ pending bool }
+
+// next notes the event Events.Next just returned; call it for every event
+// before anything else.
+func (l *lag) next(ev *Events, clock stamper, rec *record.Record) {
+	if l.pending && ev.Buffered() {
+		buffered(clock, rec)
+	}
+	l.pending = false
+}
+
+// chunk notes that the current event carried tokens.
+func (l *lag) chunk() { l.pending = true }
+
+// buffered counts a token chunk that shared its read with what followed:
 // as coalesced by the server when the read that brought it came within
 // promptLimit of the bytes' kernel arrival, else as the client's lag.
 func buffered(clock stamper, rec *record.Record) {

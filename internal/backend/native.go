@@ -60,9 +60,11 @@ type tgiEvent struct {
 
 func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	sawFinish := false
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		if string(ev.Data()) == "[DONE]" {
 			rec.Done = now
 			break
@@ -80,9 +82,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 				text.WriteString(e.Token.Text)
 			}
 			rec.AddChunk(now, 1)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if e.Token.Text != "" && !e.Token.Special && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -167,9 +167,11 @@ func countIDs(raw json.RawMessage) (int, bool) {
 
 func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	sawFinish, exact := false, true
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		if string(ev.Data()) == "[DONE]" {
 			rec.Done = now
 			break
@@ -194,9 +196,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 		}
 		if n > 0 {
 			rec.AddChunk(now, n)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if e.Content != "" && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
