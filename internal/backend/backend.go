@@ -517,15 +517,24 @@ func (t *leanTransport) closeIdle() { t.h1.closeIdle() }
 
 func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error) {
 	wire := t.h1.request(body, rec.ID, t.apiKey)
+	// A server learned to close every connection after a response gets a
+	// new connection for every request, said in the record.
+	rec.NoKeepAlive = t.h1.unkept.Load()
+	var failed time.Duration // when the attempt on a closed kept connection began
 	for attempt := 0; ; attempt++ {
 		rec.Sent = clock.Now()
-		c, dialed, err := t.h1.get(ctx, attempt > 0)
+		c, dialed, err := t.h1.get(ctx, attempt > 0 || rec.NoKeepAlive)
 		if err != nil {
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
 		rec.Sent = clock.Now()
 		if dialed > 0 {
 			rec.Connect = dialed
+			if attempt > 0 {
+				// Finding the kept connection closed is part of getting a
+				// connection: in connect time, not the client's wait.
+				rec.Connect = rec.Sent - failed
+			}
 		}
 		arrive.conn = c
 		// A cancelled request is cut off by a deadline in the past: every
@@ -547,9 +556,14 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			// idle keep-alives); the retry is counted, never hidden.
 			if attempt == 0 && dialed == 0 && c.in == in && ctx.Err() == nil {
 				rec.Retries++
+				failed = rec.Sent
+				t.h1.closedOnReuse()
 				continue
 			}
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
+		}
+		if dialed == 0 {
+			t.h1.reused.Add(1) // a kept connection served a response
 		}
 		rb := newH1Body(c, h)
 		return &reply{code: h.code, location: h.location, ctype: h.ctype, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,27 @@ type h1Client struct {
 
 	mu   sync.Mutex
 	idle []*h1Conn // most recently used last
+
+	// The server's keep-alive habit. A server that closes every connection
+	// after a response without saying so (llama-server: no Connection:
+	// close) is found out when a request sent on a kept connection fails
+	// before any byte. After unkeptAfter such closes, and no kept
+	// connection that served a request, it is learned: from then on every
+	// request dials a new connection and no connection is kept.
+	closedKept, reused atomic.Int64
+	unkept             atomic.Bool
+}
+
+// unkeptAfter is how many kept-alive connections found closed, with none
+// that worked, make the client stop keeping them.
+const unkeptAfter = 2
+
+// closedOnReuse notes a kept connection the server had closed.
+func (h *h1Client) closedOnReuse() {
+	if h.closedKept.Add(1) >= unkeptAfter && h.reused.Load() == 0 {
+		h.unkept.Store(true)
+		h.closeIdle()
+	}
 }
 
 // Limits of what a response may hold before it is refused.
@@ -138,7 +160,7 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (c *h1Conn, dialed time.
 func (h *h1Client) put(c *h1Conn) {
 	c.idleAt = time.Now()
 	h.mu.Lock()
-	if len(h.idle) < h.maxIdle && c.r == c.w {
+	if len(h.idle) < h.maxIdle && c.r == c.w && !h.unkept.Load() {
 		h.idle = append(h.idle, c)
 		c = nil
 	}

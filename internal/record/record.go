@@ -157,6 +157,10 @@ type Record struct {
 	FinishReason string
 	// Retries counts re-sends after a connection failed before any response byte.
 	Retries int
+	// NoKeepAlive says the request dialled a new connection because the
+	// server was learned to close every connection after a response
+	// without saying so (llama-server); its setup is in Connect.
+	NoKeepAlive bool
 	// RetryAfter is the wait the server asked for before the next request
 	// (Retry-After on a 429 or 503, capped at a minute); 0 when none.
 	RetryAfter time.Duration

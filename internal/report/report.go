@@ -314,6 +314,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		if s.RetryAfter > 0 || s.BackoffS > 0 {
 			fmt.Fprintf(w, "%s: %d answers asked the client to wait (Retry-After); the slots waited %.1f s in all before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.RetryAfter, s.BackoffS)
 		}
+		if s.NoKeepAlive > 0 {
+			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %d requests were then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.NoKeepAlive)
+		}
 		if s.Retries > 0 {
 			fmt.Fprintf(w, "%s: %d requests were sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.Retries)
 		}

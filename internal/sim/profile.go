@@ -167,6 +167,11 @@ type Wire struct {
 	// connections, so a client must dial again and may meet a closed idle
 	// connection.
 	CloseAfterStream bool `yaml:"close_after_stream"`
+	// SilentClose, with CloseAfterStream, leaves out the Connection: close
+	// header: the connection just ends after the response, as llama-server
+	// b10573 does, so a client that pooled it finds it closed when it
+	// sends the next request.
+	SilentClose bool `yaml:"silent_close"`
 	// MetricsAtEnd moves the token counters of /metrics only when a request
 	// leaves the engine (finished or cancelled), with all of its tokens at
 	// once, as llama.cpp's tokens_predicted_total does, instead of every step.
