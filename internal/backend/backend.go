@@ -316,6 +316,11 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	// error's body is short): it is read, within drainBytes and drainTime,
 	// so the connection goes back to the pool. A failed stream is cut off.
 	resp.finish(rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError)
+	if _, native := b.proto.(ollama); b.cfg.Engine == "ollama" && !native && rec.Status == record.StatusIncomplete {
+		// The OpenAI routes' text is not read on the hot path, so the
+		// repeat cannot be checked: the likely cause is named.
+		rec.Error += " (" + ollamaRepeatHint + ": a degenerate output ends so, without a finish)"
+	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
 	}
