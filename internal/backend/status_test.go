@@ -115,3 +115,16 @@ func TestRetryAfterHeader(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRetryAfter holds any header value to a wait in [0, MaxRetryAfter].
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"5", "0.25", "Tue, 01 Dec 2026 13:00:30 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "-1", "NaN", "1e400", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := RetryAfter(v, now); d < 0 || d > MaxRetryAfter {
+			t.Errorf("RetryAfter(%q) = %v, outside [0, %v]", v, d, MaxRetryAfter)
+		}
+	})
+}
