@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -255,7 +256,28 @@ func runWarnings(r *Run) []Warning {
 			ws = append(ws, s.Server.warnings(s.Stage)...)
 		}
 	}
+	if w, ok := ollamaTemplate(r); ok {
+		ws = append(ws, w)
+	}
 	return ws
+}
+
+// ollamaTemplate warns that Ollama's /v1/completions is not a raw
+// completion: it applies the model's chat template to the prompt (a
+// 2-word prompt counted 29 prompt tokens on v0.17.4).
+func ollamaTemplate(r *Run) (Warning, bool) {
+	if r.Setup.Server.Engine != "ollama" || r.Setup.Endpoint != "completions" {
+		return Warning{}, false
+	}
+	text := "Ollama's /v1/completions applies the model's chat template to the prompt: it is not a raw completion, and TTFT covers the template's tokens"
+	prompt, ok := 0, 0
+	for _, s := range r.Figures() {
+		prompt, ok = prompt+s.PromptTokens, ok+s.OK
+	}
+	if asked := r.Setup.Workload.InputTokens; ok > 0 && asked > 0 && prompt > 0 {
+		text += fmt.Sprintf(" (the server counted %.0f prompt tokens per request where %d were asked)", float64(prompt)/float64(ok), asked)
+	}
+	return Warning{Check: "ollama_template", Text: text + "; --endpoint generate sends the prompt raw (/api/generate with raw: true)"}, true
 }
 
 // finite is v, or nil when it is NaN or infinite (JSON has neither).

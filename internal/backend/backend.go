@@ -131,7 +131,10 @@ type reply struct {
 	code     int
 	location string // a redirect's target
 	ctype    string // Content-Type
-	body     io.Reader
+	// retryAfter is the Retry-After header, as sent (seconds or an
+	// HTTP-date); read on 429 and 503.
+	retryAfter string
+	body       io.Reader
 	// finish releases the connection once the body is read: with reuse,
 	// after a normal end, the little left of the body (the chunked
 	// terminator) is read so the connection goes back to the pool;
@@ -305,6 +308,34 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 // result file's setup.
 func (b *Backend) Client() string { return b.t.name() }
 
+// Negotiated is the TLS an https:// target negotiates with this backend's
+// transport: one HEAD request on the generation route, through the same
+// client the requests use (its connection stays in the pool), reports the
+// version, ALPN and HTTP version. Nil for http:// targets.
+func (b *Backend) Negotiated(ctx context.Context) (*record.TLS, error) {
+	t, ok := b.t.(*netTransport)
+	if !ok || t.h2c {
+		return nil, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, t.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if t.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.apiKey)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, redactErr(err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
+	resp.Body.Close()
+	if resp.TLS == nil {
+		return nil, nil
+	}
+	return &record.TLS{Version: tls.VersionName(resp.TLS.Version), ALPN: resp.TLS.NegotiatedProtocol, Proto: resp.Proto, Cipher: tls.CipherSuiteName(resp.TLS.CipherSuite)}, nil
+}
+
 // Route is the generation route's path.
 func (b *Backend) Route() string { return b.proto.route() }
 
@@ -330,11 +361,16 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 		fail(ctx, rec, err)
 		return
 	}
-	b.response(resp.code, resp.location, resp.ctype, resp.body, clock, arrive, &req, rec)
+	b.response(resp, clock, arrive, &req, rec)
 	// After a normal end only the chunked body's terminator follows (an
 	// error's body is short): it is read, within drainBytes and drainTime,
 	// so the connection goes back to the pool. A failed stream is cut off.
 	resp.finish(rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError)
+	if _, native := b.proto.(ollama); b.cfg.Engine == "ollama" && !native && rec.Status == record.StatusIncomplete {
+		// The OpenAI routes' text is not read on the hot path, so the
+		// repeat cannot be checked: the likely cause is named.
+		rec.Error += " (" + ollamaRepeatHint + ": a degenerate output ends so, without a finish)"
+	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
 	}
@@ -405,7 +441,7 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 		}))
 		resp, err := t.client.Do(hr)
 		if err == nil {
-			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), body: resp.Body, finish: func(reuse bool) {
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
 				if reuse {
 					t := time.AfterFunc(drainTime, cancel)
 					io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
@@ -429,7 +465,8 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 
 // response reads a response whose head has come: the message of a failed
 // one, else the stream into rec.
-func (b *Backend) response(code int, location, ctype string, body io.Reader, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
+	code, location, ctype, body := resp.code, resp.location, resp.ctype, resp.body
 	rec.FirstByte = arrive.Now()
 	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
 		// A page from a proxy or a whole JSON answer is not a stream: read
@@ -449,6 +486,9 @@ func (b *Backend) response(code int, location, ctype string, body io.Reader, clo
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusHTTPError, code
 		rec.Error = fmt.Sprintf("HTTP %d: %s", code, strings.TrimSpace(string(msg)))
+		if code == 429 || code == 503 {
+			rec.RetryAfter = RetryAfter(resp.retryAfter, time.Now())
+		}
 		if code/100 == 3 && location != "" {
 			// A redirect is not followed: the detour would be inside TTFT.
 			rec.Error = fmt.Sprintf("HTTP %d: the server redirects to %.200s; tokperf does not follow redirects: use that URL", code, location)
@@ -475,6 +515,30 @@ func (b *Backend) response(code int, location, ctype string, body io.Reader, clo
 	if rec.Done == record.Unset {
 		rec.Done = clock.Now() // the stream ended or failed before a final event
 	}
+}
+
+// MaxRetryAfter caps the wait a server's Retry-After can ask for: a
+// benchmark that sleeps an hour because a proxy said so measures nothing.
+const MaxRetryAfter = 60 * time.Second
+
+// RetryAfter is the wait a Retry-After header asks for at now: a number of
+// seconds, or an HTTP-date (RFC 9110 §10.2.3), capped at MaxRetryAfter; 0
+// when absent, malformed or in the past.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(s > 0) { // NaN, negative, zero
+			return 0
+		}
+		d = time.Duration(min(s, MaxRetryAfter.Seconds()) * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return max(min(d, MaxRetryAfter), 0)
 }
 
 // streamType reports whether a response's Content-Type is the stream the
@@ -512,15 +576,24 @@ func (t *leanTransport) closeIdle() { t.h1.closeIdle() }
 
 func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byte, rec *record.Record, arrive *arrivals) (*reply, error) {
 	wire := t.h1.request(body, rec.ID, t.apiKey)
+	// A server learned to close every connection after a response gets a
+	// new connection for every request, said in the record.
+	rec.NoKeepAlive = t.h1.unkept.Load()
+	var failed time.Duration // when the attempt on a closed kept connection began
 	for attempt := 0; ; attempt++ {
 		rec.Sent = clock.Now()
-		c, dialed, err := t.h1.get(ctx, attempt > 0)
+		c, dialed, err := t.h1.get(ctx, attempt > 0 || rec.NoKeepAlive)
 		if err != nil {
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
 		rec.Sent = clock.Now()
 		if dialed > 0 {
 			rec.Connect = dialed
+			if attempt > 0 {
+				// Finding the kept connection closed is part of getting a
+				// connection: in connect time, not the client's wait.
+				rec.Connect = rec.Sent - failed
+			}
 		}
 		arrive.conn = c
 		// A cancelled request is cut off by a deadline in the past: every
@@ -542,12 +615,17 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			// idle keep-alives); the retry is counted, never hidden.
 			if attempt == 0 && dialed == 0 && c.in == in && ctx.Err() == nil {
 				rec.Retries++
+				failed = rec.Sent
+				t.h1.closedOnReuse()
 				continue
 			}
 			return nil, fmt.Errorf("POST %s: %w", t.shown, err)
 		}
+		if dialed == 0 {
+			t.h1.reused.Add(1) // a kept connection served a response
+		}
 		rb := newH1Body(c, h)
-		return &reply{code: h.code, location: h.location, ctype: h.ctype, body: rb, finish: func(reuse bool) {
+		return &reply{code: h.code, location: h.location, ctype: h.ctype, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
 			if reuse {
 				c.nc.SetReadDeadline(time.Now().Add(drainTime))
 				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))
@@ -600,7 +678,29 @@ func (a *arrivals) Now() time.Duration {
 // client's lag.
 const promptLimit = time.Millisecond
 
-// buffered counts a token chunk that was complete in the buffer when read:
+// lag counts the token chunks stamped with an arrival not their own: a
+// token chunk followed in the same read by another event (a token chunk,
+// a usage event, [DONE]) is timed by that read, whose newest bytes are
+// the later event's. Whether it was is known at the next event: one that
+// came without a read of its own shared the read with the chunk before.
+// Counting at the next event, not at the chunk, counts the late chunk
+// whatever follows it (a chunk read with the usage and [DONE] after it
+// is as late as one read with another chunk).
+type lag struct{ pending bool }
+
+// next notes the event Events.Next just returned; call it for every event
+// before anything else.
+func (l *lag) next(ev *Events, clock stamper, rec *record.Record) {
+	if l.pending && ev.Buffered() {
+		buffered(clock, rec)
+	}
+	l.pending = false
+}
+
+// chunk notes that the current event carried tokens.
+func (l *lag) chunk() { l.pending = true }
+
+// buffered counts a token chunk that shared its read with what followed:
 // as coalesced by the server when the read that brought it came within
 // promptLimit of the bytes' kernel arrival, else as the client's lag.
 func buffered(clock stamper, rec *record.Record) {

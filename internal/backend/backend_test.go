@@ -75,6 +75,53 @@ func TestEventsBuffered(t *testing.T) {
 	}
 }
 
+// A token chunk that shares its read with the events after it is stamped
+// with their arrival: it counts as buffered whatever follows it, a chunk,
+// the usage event or [DONE], in every SSE protocol.
+func TestLateChunkCountsWhateverFollows(t *testing.T) {
+	const (
+		a, b   = `data: {"choices":[{"text":" a"}]}` + "\n\n", `data: {"choices":[{"text":" b"}]}` + "\n\n"
+		fin    = `data: {"choices":[{"text":"","finish_reason":"length"}]}` + "\n\n"
+		usage  = `data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}` + "\n\n"
+		done   = "data: [DONE]\n\n"
+		tgiA   = `data: {"token":{"text":" a"}}` + "\n\n"
+		tgiB   = `data: {"token":{"text":" b"},"details":{"finish_reason":"length","generated_tokens":2}}` + "\n\n"
+		llamaA = `data: {"content":" a","tokens":[1]}` + "\n\n"
+		llamaB = `data: {"content":" b","tokens":[2]}` + "\n\n"
+		llamaZ = `data: {"content":"","tokens":[],"stop":true,"stop_type":"limit","tokens_predicted":2}` + "\n\n"
+		sgA    = `data: {"text":" a","meta_info":{"completion_tokens":1}}` + "\n\n"
+		sgB    = `data: {"text":" a b","meta_info":{"completion_tokens":2,"finish_reason":{"type":"length"}}}` + "\n\n"
+	)
+	for _, tc := range []struct {
+		name  string
+		p     protocol
+		reads []string // what each read of the body brings
+		want  int
+	}{
+		{"each-event-its-own-read", &openAI{}, []string{a, b, fin, usage, done}, 0},
+		{"chunk-with-usage-and-done", &openAI{}, []string{a, b + fin + usage + done}, 1},
+		{"chunk-with-finish", &openAI{}, []string{a, b + fin, usage, done}, 1},
+		{"last-chunk-alone", &openAI{}, []string{a, b, fin + usage + done}, 0},
+		{"chunk-with-chunk", &openAI{}, []string{a + b, fin, usage, done}, 1},
+		{"all-in-one-read", &openAI{}, []string{a + b + fin + usage + done}, 2},
+		{"llamacpp-chunk-with-stop", llamaCpp{}, []string{llamaA, llamaB + llamaZ}, 1},
+		{"tgi-last-alone", tgi{}, []string{tgiA, tgiB}, 0},
+		{"tgi-chunk-with-last", tgi{}, []string{tgiA + tgiB}, 1},
+		{"sglang-chunk-with-last", sglang{}, []string{sgA + sgB, done}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := record.New(1)
+			tc.p.read(&chunkedReader{parts: tc.reads}, record.NewClock(), &rec, nil)
+			if rec.Status != record.StatusOK && rec.Status != "" {
+				t.Fatalf("%s %s", rec.Status, rec.Error)
+			}
+			if rec.Buffered != tc.want || rec.Coalesced != 0 {
+				t.Errorf("%d buffered, %d coalesced chunks; want %d buffered (reads %q)", rec.Buffered, rec.Coalesced, tc.want, tc.reads)
+			}
+		})
+	}
+}
+
 type chunkedReader struct{ parts []string }
 
 func (c *chunkedReader) Read(p []byte) (int, error) {

@@ -98,8 +98,10 @@ func TestWaitReady(t *testing.T) {
 }
 
 // A server that closes a kept-alive connection when it is reused (as
-// llama-server does with idle ones): each failed request is retried once on
-// a new connection and counted, and none is lost or served twice.
+// llama-server does): each failed request is retried once on a new
+// connection and counted, and none is lost or served twice; after the
+// first unkeptAfter such closes the habit is learned and every request
+// dials a new connection, without a retry.
 func TestRetryOnClosedKeepAlive(t *testing.T) {
 	var served atomic.Int64
 	type connKey struct{}
@@ -122,7 +124,7 @@ func TestRetryOnClosedKeepAlive(t *testing.T) {
 	defer srv.Close()
 	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
 	clock := record.NewClock()
-	retries := 0
+	retries, fresh := 0, 0
 	for i := range 10 {
 		rec := record.New(i)
 		b.Do(t.Context(), clock, record.Request{Prompt: "x", MaxTokens: 1}, &rec)
@@ -130,9 +132,12 @@ func TestRetryOnClosedKeepAlive(t *testing.T) {
 			t.Fatalf("request %d: %s %s", i, rec.Status, rec.Error)
 		}
 		retries += rec.Retries
+		if rec.NoKeepAlive {
+			fresh++
+		}
 	}
-	if served.Load() != 10 || retries != 9 {
-		t.Errorf("served %d, retries %d: want 10 served, 9 retried (every request after the first reused a connection)", served.Load(), retries)
+	if served.Load() != 10 || retries != unkeptAfter || fresh != 10-1-unkeptAfter {
+		t.Errorf("served %d, retries %d, %d dialled fresh: want 10 served, %d retried, then the rest dialled fresh", served.Load(), retries, fresh, unkeptAfter)
 	}
 }
 

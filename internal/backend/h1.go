@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,27 @@ type h1Client struct {
 
 	mu   sync.Mutex
 	idle []*h1Conn // most recently used last
+
+	// The server's keep-alive habit. A server that closes every connection
+	// after a response without saying so (llama-server: no Connection:
+	// close) is found out when a request sent on a kept connection fails
+	// before any byte. After unkeptAfter such closes, and no kept
+	// connection that served a request, it is learned: from then on every
+	// request dials a new connection and no connection is kept.
+	closedKept, reused atomic.Int64
+	unkept             atomic.Bool
+}
+
+// unkeptAfter is how many kept-alive connections found closed, with none
+// that worked, make the client stop keeping them.
+const unkeptAfter = 2
+
+// closedOnReuse notes a kept connection the server had closed.
+func (h *h1Client) closedOnReuse() {
+	if h.closedKept.Add(1) >= unkeptAfter && h.reused.Load() == 0 {
+		h.unkept.Store(true)
+		h.closeIdle()
+	}
 }
 
 // Limits of what a response may hold before it is refused.
@@ -139,7 +161,7 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (c *h1Conn, dialed time.
 func (h *h1Client) put(c *h1Conn) {
 	c.idleAt = time.Now()
 	h.mu.Lock()
-	if len(h.idle) < h.maxIdle && c.r == c.w {
+	if len(h.idle) < h.maxIdle && c.r == c.w && !h.unkept.Load() {
 		h.idle = append(h.idle, c)
 		c = nil
 	}
@@ -247,6 +269,8 @@ type h1Head struct {
 	close    bool   // the connection ends with this response
 	location string // a redirect's target
 	ctype    string // Content-Type
+	// retryAfter is the Retry-After header (seconds or an HTTP-date).
+	retryAfter string
 }
 
 // head reads a response's status line and headers, skipping 1xx
@@ -316,6 +340,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 			h.location = string(value)
 		case asciiEqualFold(name, "content-type"):
 			h.ctype = string(value)
+		case asciiEqualFold(name, "retry-after"):
+			h.retryAfter = string(value)
 		case asciiEqualFold(name, "connection"):
 			if containsFold(value, "close") {
 				h.close = true

@@ -349,12 +349,12 @@ func TestH1ServerCloses(t *testing.T) {
 		if !rec.OK() || rec.OutputTokens != 2 || rec.Retries != 0 {
 			t.Fatalf("request %d: %s %s, %d tokens, %d retries", i, rec.Status, rec.Error, rec.OutputTokens, rec.Retries)
 		}
-		// Head and events came in one write: the first event came with the
-		// head (not late), the second with it; read at once, the second is
-		// the server's coalescing (where the kernel stamps arrival), else
-		// counted as buffered.
-		if rec.Buffered+rec.Coalesced != 1 {
-			t.Errorf("request %d: %d buffered and %d coalesced chunks, want 1 in all", i, rec.Buffered, rec.Coalesced)
+		// Head and events came in one write: both token chunks share the
+		// read with an event after them (" b", then [DONE]); read at once,
+		// that is the server's coalescing (where the kernel stamps
+		// arrival), else counted as buffered.
+		if rec.Buffered+rec.Coalesced != 2 {
+			t.Errorf("request %d: %d buffered and %d coalesced chunks, want 2 in all", i, rec.Buffered, rec.Coalesced)
 		}
 	}
 	if accepted.Load() != 6 {
@@ -798,5 +798,68 @@ func BenchmarkHugeEvent(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A server that closes every kept-alive connection after a response
+// without saying so (llama-server) is learned from its first closes:
+// then every request dials a new connection (no retries, the record says
+// why), and the time lost finding a kept connection closed is connect
+// time, never the client's wait.
+func TestH1LearnsUnkeptConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	const lag = 30 * time.Millisecond
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				events := "data: {\"choices\":[{\"text\":\" a\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(events), events)
+				// The next request on this connection is read, then the
+				// connection is closed a while later, unanswered.
+				if _, err := http.ReadRequest(br); err == nil {
+					time.Sleep(lag)
+				}
+			}()
+		}
+	}()
+	b, _ := New(Config{URL: "http://" + ln.Addr().String(), Endpoint: "completions", Conns: 1})
+	defer b.Close()
+	clock := record.NewClock()
+	retries := 0
+	for i := range 8 {
+		rec := record.New(i)
+		rec.Scheduled = clock.Now()
+		b.Do(t.Context(), clock, record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+		if !rec.OK() {
+			t.Fatalf("request %d: %s %s", i, rec.Status, rec.Error)
+		}
+		retries += rec.Retries
+		if wait := rec.ClientQueue() - rec.Connect; wait > lag/2 {
+			t.Errorf("request %d: client wait %v (queue %v, connect %v, %d retries): the reconnect was counted as the client's", i, wait, rec.ClientQueue(), rec.Connect, rec.Retries)
+		}
+		if i >= 3 && (!rec.NoKeepAlive || rec.Retries != 0) {
+			t.Errorf("request %d: no_keep_alive %v, %d retries; want the habit learned by now", i, rec.NoKeepAlive, rec.Retries)
+		}
+	}
+	// One connection a request: the retried ones failed on a kept one.
+	if retries != unkeptAfter || accepted.Load() != 8 {
+		t.Errorf("%d retries, %d connections for 8 requests; want %d retries before the habit is learned, 8 connections", retries, accepted.Load(), unkeptAfter)
 	}
 }

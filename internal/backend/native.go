@@ -60,9 +60,11 @@ type tgiEvent struct {
 
 func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	sawFinish := false
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		if string(ev.Data()) == "[DONE]" {
 			rec.Done = now
 			break
@@ -80,9 +82,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 				text.WriteString(e.Token.Text)
 			}
 			rec.AddChunk(now, 1)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if e.Token.Text != "" && !e.Token.Special && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -167,9 +167,11 @@ func countIDs(raw json.RawMessage) (int, bool) {
 
 func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	sawFinish, exact := false, true
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		if string(ev.Data()) == "[DONE]" {
 			rec.Done = now
 			break
@@ -194,9 +196,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 		}
 		if n > 0 {
 			rec.AddChunk(now, n)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if e.Content != "" && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -284,6 +284,10 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 	sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
 	sc.Split((&lines{}).split)
 	sawFinish := false
+	// The run of identical pieces at the end: Ollama ends a stream, with
+	// no final line, when one token repeats ollamaRepeatLimit times.
+	var last string
+	repeats := 0
 	for sc.Scan() {
 		now := clock.Now()
 		line := sc.Bytes()
@@ -307,6 +311,13 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 		}
 		if text != nil {
 			text.WriteString(content)
+		}
+		if piece := content + thinking; piece != "" {
+			if piece == last {
+				repeats++
+			} else {
+				last, repeats = piece, 1
+			}
 		}
 		if content != "" || thinking != "" {
 			rec.AddChunk(now, 1)
@@ -335,9 +346,27 @@ func (o ollama) read(body io.Reader, clock stamper, rec *record.Record, text *st
 	if !sawFinish {
 		rec.OutputTokens, rec.OutputSource = rec.ChunkTokens(), record.SourceChunks
 	}
-	rec.ChunkSource = record.SourceContinuous // one line is one token
+	// One line is one token, except where Ollama held byte tokens back
+	// until they made a whole character and sent them as one line: then
+	// the lines are fewer than eval_count, and which line holds several
+	// is unknown, so the per-chunk counts are assumed, not exact.
+	rec.ChunkSource = record.SourceContinuous
+	if !sawFinish || rec.ChunkTokens() != rec.OutputTokens {
+		rec.ChunkSource = record.SourceChunks
+	}
 	finish(rec, sawFinish, sc.Err())
+	if !sawFinish && rec.Status == record.StatusIncomplete && repeats >= ollamaRepeatLimit {
+		rec.Error += fmt.Sprintf(" (%s: the last %d pieces were all %.40q)", ollamaRepeatHint, repeats, last)
+	}
 }
+
+// Ollama aborts a generation, sending no final line, when one token
+// repeats (its llm server's "token repeat limit", 30): a degenerate
+// output, not a failed server.
+const (
+	ollamaRepeatLimit = 30
+	ollamaRepeatHint  = "Ollama stops a stream when one token repeats 30 times"
+)
 
 // decode unmarshals one event, or marks the record failed on bad JSON.
 func decode(data []byte, v any, rec *record.Record) bool {

@@ -1,7 +1,10 @@
 package backend
 
 import (
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -124,4 +127,76 @@ func FuzzOllamaStream(f *testing.F) {
 			checkRecord(t, &rec)
 		}
 	})
+}
+
+// Ollama's native stream, as captured: one line a token while the lines
+// match eval_count; where byte tokens were merged into one line (fewer
+// lines than eval_count) the per-chunk counts are no longer claimed exact;
+// and a stream Ollama cut for a repeated token says so.
+func TestOllamaStreamShapes(t *testing.T) {
+	b, err := readCapture("ollama-generate.ndjson")
+	if err != nil {
+		t.Skip("capture not available:", err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(b)), "\n")
+	final := lines[len(lines)-1]
+	pieces := lines[:len(lines)-1] // 6 pieces, eval_count 6
+	read := func(in string) record.Record {
+		rec := record.New(0)
+		ollama{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
+		return rec
+	}
+	t.Run("capture", func(t *testing.T) {
+		rec := read(string(b))
+		if rec.ChunkSource != record.SourceContinuous || rec.ChunkTokens() != 6 {
+			t.Errorf("chunk source %q, %d chunk tokens; want exact, 6", rec.ChunkSource, rec.ChunkTokens())
+		}
+	})
+	t.Run("byte-tokens-merged", func(t *testing.T) {
+		// Two byte tokens of one character came as one line: 5 lines, 6 tokens.
+		merged := strings.Join(append(pieces[:2:2], pieces[3:]...), "") + final
+		rec := read(merged)
+		if !rec.OK() || rec.OutputTokens != 6 || len(rec.Chunks) != 5 || rec.ChunkSource != record.SourceChunks {
+			t.Errorf("%s, %d tokens in %d chunks, chunk source %q; want ok, 6 in 5, not exact", rec.Status, rec.OutputTokens, len(rec.Chunks), rec.ChunkSource)
+		}
+	})
+	t.Run("repeat-limit", func(t *testing.T) {
+		// Ollama aborts the generation with no final line after one token
+		// repeated: 30 lines of " ash".
+		cut := strings.Join(pieces[:5], "") + strings.Repeat(pieces[5], 30)
+		rec := read(cut)
+		if rec.Status != record.StatusIncomplete || !strings.Contains(rec.Error, "Ollama stops a stream when one token repeats 30 times: the last 30 pieces were all \" ash\"") {
+			t.Errorf("%s %q; want incomplete with the repeat named", rec.Status, rec.Error)
+		}
+		// A stream cut after varied pieces gets no such hint.
+		rec = read(strings.Join(pieces, ""))
+		if rec.Status != record.StatusIncomplete || strings.Contains(rec.Error, "repeats") {
+			t.Errorf("%s %q; want incomplete without the repeat hint", rec.Status, rec.Error)
+		}
+	})
+}
+
+// On Ollama's OpenAI routes a stream that ended before the finish names
+// Ollama's repeat limit as the likely cause (the text is not read there).
+func TestOllamaOpenAIIncompleteHint(t *testing.T) {
+	b, err := readCapture("ollama-completions.sse")
+	if err != nil {
+		t.Skip("capture not available:", err)
+	}
+	cut := string(b[:strings.Index(string(b), `"finish_reason":"length"`)])
+	cut = cut[:strings.LastIndex(cut, "data: ")]
+	for _, engine := range []string{"ollama", "vllm"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, cut)
+		}))
+		be, _ := New(Config{URL: srv.URL, Endpoint: "completions", Engine: engine, Model: "tiny"})
+		rec := record.New(0)
+		be.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 8}, &rec)
+		be.Close()
+		srv.Close()
+		if hinted := strings.Contains(rec.Error, "Ollama stops a stream when one token repeats 30 times"); rec.Status != record.StatusIncomplete || hinted != (engine == "ollama") {
+			t.Errorf("%s: %s %q; want incomplete, the Ollama hint only for Ollama", engine, rec.Status, rec.Error)
+		}
+	}
 }

@@ -149,6 +149,7 @@ func (e *streamError) UnmarshalJSON(b []byte) error {
 
 func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	var (
 		cum        int // last cumulative completion_tokens seen per chunk
 		continuous bool
@@ -159,6 +160,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 	)
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		data := ev.Data()
 		if string(data) == "[DONE]" {
 			rec.Done = now
@@ -230,9 +232,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 		if n > 0 {
 			chunks++
 			rec.AddChunk(now, n)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if content && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

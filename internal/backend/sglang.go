@@ -46,10 +46,12 @@ type sglangEvent struct {
 
 func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
 	ev := NewEvents(body)
+	var late lag
 	cum, textLen := 0, 0
 	sawFinish, counted := false, false
 	for ev.Next() {
 		now := clock.Now()
+		late.next(ev, clock, rec)
 		data := ev.Data()
 		if string(data) == "[DONE]" {
 			rec.Done = now
@@ -68,9 +70,7 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 		counted = true
 		if n := m.CompletionTokens - cum; n > 0 {
 			rec.AddChunk(now, n)
-			if ev.Buffered() {
-				buffered(clock, rec)
-			}
+			late.chunk()
 			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

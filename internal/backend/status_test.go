@@ -85,3 +85,46 @@ func TestModelsError(t *testing.T) {
 		t.Errorf("models %v, error %v: want /v1/models answered HTTP 500", models, err)
 	}
 }
+
+// Retry-After in both its forms, capped at a minute; anything else is no
+// wait.
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, v string
+		want    time.Duration
+	}{
+		{"seconds", "5", 5 * time.Second},
+		{"fraction", "0.5", 500 * time.Millisecond},
+		{"spaces", " 7 ", 7 * time.Second},
+		{"capped", "3600", MaxRetryAfter},
+		{"huge", "1e300", MaxRetryAfter},
+		{"date", "Tue, 01 Dec 2026 13:00:30 GMT", 30 * time.Second},
+		{"date-capped", "Tue, 01 Dec 2026 15:00:00 GMT", MaxRetryAfter},
+		{"date-past", "Tue, 01 Dec 2026 12:00:00 GMT", 0},
+		{"zero", "0", 0},
+		{"negative", "-3", 0},
+		{"nan", "NaN", 0},
+		{"garbage", "soon", 0},
+		{"empty", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RetryAfter(tc.v, now); got != tc.want {
+				t.Errorf("RetryAfter(%q) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzRetryAfter holds any header value to a wait in [0, MaxRetryAfter].
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"5", "0.25", "Tue, 01 Dec 2026 13:00:30 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "-1", "NaN", "1e400", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		if d := RetryAfter(v, now); d < 0 || d > MaxRetryAfter {
+			t.Errorf("RetryAfter(%q) = %v, outside [0, %v]", v, d, MaxRetryAfter)
+		}
+	})
+}

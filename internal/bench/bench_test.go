@@ -238,27 +238,40 @@ func TestServerTimingLikeForLike(t *testing.T) {
 
 // A server that closes every connection after a stream (llama-server) is
 // dialled afresh each time: no retries, and no warning blames the client.
+// One that says so (Connection: close) is obeyed; one that closes without
+// a word is learned from its first closes, then every request dials a new
+// connection, counted in the run model and said in the report.
 func TestServerThatClosesConnections(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "closes.yaml")
-	os.WriteFile(p, []byte("name: closes\nengine: llamacpp\nmodel: m\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\nwire: {close_after_stream: true}\n"), 0o644)
-	var run *analyze.Run
-	virtual(t, func(env *Env) {
-		cfg := tinySweep(dir, 4)
-		cfg.Target.SimProfile, cfg.Load.Requests = p, 40
-		var err error
-		if run, err = Sweep(context.Background(), cfg, env); err != nil {
-			t.Fatal(err)
-		}
-	})
-	s := run.Stages[0]
-	if s.OK != 40 || s.Retries != 0 {
-		t.Errorf("%d ok, %d retries", s.OK, s.Retries)
-	}
-	for _, w := range run.Warnings {
-		if w.Check == "client_lag" {
-			t.Errorf("the client is blamed for the server's closing: %s", w)
-		}
+	for _, silent := range []bool{false, true} {
+		t.Run(fmt.Sprint("silent=", silent), func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "closes.yaml")
+			os.WriteFile(p, []byte(fmt.Sprintf("name: closes\nengine: llamacpp\nmodel: m\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\nwire: {close_after_stream: true, silent_close: %v}\n", silent)), 0o644)
+			var run *analyze.Run
+			virtual(t, func(env *Env) {
+				cfg := tinySweep(dir, 4)
+				cfg.Target.SimProfile, cfg.Load.Requests = p, 40
+				var err error
+				if run, err = Sweep(context.Background(), cfg, env); err != nil {
+					t.Fatal(err)
+				}
+			})
+			s := run.Stages[0]
+			switch {
+			case s.OK != 40:
+				t.Errorf("%d of 40 ok", s.OK)
+			case !silent && (s.Retries != 0 || s.NoKeepAlive != 0):
+				t.Errorf("%d retries, %d learned fresh dials; want none against Connection: close", s.Retries, s.NoKeepAlive)
+			case silent && (s.Retries > 4 || s.NoKeepAlive < 30):
+				// The warm-up and the first requests find the closes out.
+				t.Errorf("%d retries, %d requests dialled fresh: want the habit learned from the first few closes", s.Retries, s.NoKeepAlive)
+			}
+			for _, w := range run.Warnings {
+				if w.Check == "client_lag" {
+					t.Errorf("the client is blamed for the server's closing: %s", w)
+				}
+			}
+		})
 	}
 }
 

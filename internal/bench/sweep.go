@@ -207,6 +207,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	defer b.Close()
 	setup.Route, setup.Client = b.Route(), b.Client()
+	if setup.TLS, err = b.Negotiated(ctx); err != nil {
+		return nil, err
+	}
 	if cfg.Target.UsageFinal {
 		setup.Usage = "final"
 	}

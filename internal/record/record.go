@@ -157,6 +157,19 @@ type Record struct {
 	FinishReason string
 	// Retries counts re-sends after a connection failed before any response byte.
 	Retries int
+	// NoKeepAlive says the request dialled a new connection because the
+	// server was learned to close every connection after a response
+	// without saying so (llama-server); its setup is in Connect.
+	NoKeepAlive bool
+	// RetryAfter is the wait the server asked for before the next request
+	// (Retry-After on a 429 or 503, capped at a minute); 0 when none.
+	RetryAfter time.Duration
+	// Backoff is how long the slot waited before sending this request,
+	// after the one before it got no response or was told to slow down:
+	// the server's Retry-After where it gave one, else the runner's
+	// doubling backoff. It lies before Scheduled: never in the client's
+	// queue or TTFT.
+	Backoff time.Duration
 	// Buffered counts token chunks that were already waiting in the
 	// client's buffer when read: their arrival times are late.
 	Buffered int

@@ -13,6 +13,7 @@ type Setup struct {
 	Endpoint  string   `json:"endpoint"`              // generate, completions or chat
 	Route     string   `json:"route"`                 // the HTTP path used
 	Client    string   `json:"client,omitempty"`      // the HTTP client and protocol, e.g. "http/1.1 (tokperf)"
+	TLS       *TLS     `json:"tls,omitempty"`         // what an https:// target negotiated
 	Usage     string   `json:"usage,omitempty"`       // "final": OpenAI routes asked for the final usage only
 	Model     string   `json:"model"`
 	Server    Server   `json:"server"`
@@ -37,6 +38,15 @@ type Setup struct {
 type ExtraBody struct {
 	Endpoint string          `json:"endpoint,omitempty"`
 	JSON     json.RawMessage `json:"fields"`
+}
+
+// TLS is the protocol an https:// target negotiated with the client's
+// transport, as its requests use it.
+type TLS struct {
+	Version string `json:"version"`          // "TLS 1.3"
+	ALPN    string `json:"alpn,omitempty"`   // "h2", "http/1.1"; empty when none was negotiated
+	Proto   string `json:"proto"`            // the HTTP version spoken over it: "HTTP/2.0", "HTTP/1.1"
+	Cipher  string `json:"cipher,omitempty"` // the cipher suite
 }
 
 // SLO is the latency a request must meet to count toward goodput; zero

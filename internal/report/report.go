@@ -299,6 +299,13 @@ func Describe(s record.Setup) string {
 	if s.Simulated {
 		fmt.Fprintf(&b, " (embedded simulator, profile %s)", s.Profile)
 	}
+	if t := s.TLS; t != nil {
+		fmt.Fprintf(&b, " over %s (%s", t.Version, t.Proto)
+		if t.ALPN != "" {
+			fmt.Fprintf(&b, ", ALPN %s", t.ALPN)
+		}
+		b.WriteString(")")
+	}
 	fmt.Fprintf(&b, ", model %s", s.Model)
 	eos := "EOS honoured"
 	if s.Workload.IgnoreEOS {
@@ -435,6 +442,12 @@ func Text(w io.Writer, r *analyze.Run) {
 		// came later (reasoning), TTFO is what a reader waits for.
 		if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
 			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
+		}
+		if s.RetryAfter > 0 || s.BackoffS > 0 {
+			fmt.Fprintf(w, "%s: %d answers asked the client to wait (Retry-After); the slots waited %.1f s in all before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.RetryAfter, s.BackoffS)
+		}
+		if s.NoKeepAlive > 0 {
+			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %d requests were then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.NoKeepAlive)
 		}
 		if s.Retries > 0 {
 			fmt.Fprintf(w, "%s: %d requests were sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.Retries)

@@ -118,6 +118,9 @@ type line struct {
 	Error        string               `json:"error,omitempty"`
 	FinishReason string               `json:"finish_reason,omitempty"`
 	Retries      int                  `json:"retries,omitempty"`
+	RetryAfterNs int64                `json:"retry_after_ns,omitempty"`
+	NoKeepAlive  bool                 `json:"no_keep_alive,omitempty"`
+	BackoffNs    int64                `json:"backoff_ns,omitempty"`
 	Buffered     int                  `json:"buffered_chunks,omitempty"`
 	Coalesced    int                  `json:"coalesced_chunks,omitempty"`
 	ConnectNs    int64                `json:"connect_ns,omitempty"`
@@ -152,6 +155,7 @@ func toLine(r *record.Record) line {
 		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 		Buffered: r.Buffered, Coalesced: r.Coalesced, ConnectNs: int64(r.Connect), Text: r.Text,
+		RetryAfterNs: int64(r.RetryAfter), BackoffNs: int64(r.Backoff), NoKeepAlive: r.NoKeepAlive,
 	}
 	for i, c := range r.Chunks {
 		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
@@ -170,6 +174,7 @@ func (l *line) record() record.Record {
 		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 		Buffered: l.Buffered, Coalesced: l.Coalesced, Connect: time.Duration(l.ConnectNs), Text: l.Text,
+		RetryAfter: time.Duration(l.RetryAfterNs), Backoff: time.Duration(l.BackoffNs), NoKeepAlive: l.NoKeepAlive,
 	}
 	if len(l.Chunks) > 0 {
 		r.Chunks = make([]record.Chunk, len(l.Chunks))
@@ -392,6 +397,7 @@ func (l *line) check() error {
 		v    int64
 	}{
 		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
+		{"retry_after_ns", l.RetryAfterNs}, {"backoff_ns", l.BackoffNs},
 		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
 	} {
 		if f.v < 0 {

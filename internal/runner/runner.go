@@ -71,7 +71,9 @@ var ErrServerGone = errors.New("the server stopped answering")
 // Backoff bounds how fast a closed-loop slot re-sends after a request got
 // no response or was told to slow down (HTTP 429, 503): it waits
 // MinBackoff, doubling with each such request in a row up to MaxBackoff,
-// so a stage never sends faster than a live server would let it.
+// so a stage never sends faster than a live server would let it. A
+// server's Retry-After (Record.RetryAfter) replaces the doubling wait: the
+// slot waits as long as the server asked, but never past the stage's end.
 var (
 	MinBackoff = 10 * time.Millisecond
 	MaxBackoff = time.Second
@@ -87,10 +89,14 @@ func throttled(rec *record.Record) bool {
 	return noResponse(rec) || rec.HTTPCode == 429 || rec.HTTPCode == 503
 }
 
-// backoff is the wait after k throttled requests in a row.
-func backoff(k int) time.Duration {
+// backoff is the wait after k throttled requests in a row, the last of
+// them rec: the server's Retry-After when it gave one, else doubling.
+func backoff(k int, rec *record.Record) time.Duration {
 	if k <= 0 {
 		return 0
+	}
+	if rec.RetryAfter > 0 {
+		return rec.RetryAfter
 	}
 	d := MinBackoff << min(k-1, 30)
 	return min(d, MaxBackoff)
@@ -181,11 +187,11 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 }
 
 // one sends request i and emits its record.
-func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
+func (r *Runner) one(ctx context.Context, st Plan, scheduled, waited time.Duration, warmup bool, emit func(record.Record)) record.Record {
 	i := r.take()
 	rec := record.New(i)
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
-	rec.Scheduled = scheduled
+	rec.Scheduled, rec.Backoff = scheduled, waited
 	req := r.Source(i)
 	rec.AskedPromptTokens, rec.AskedPromptSource = req.PromptTokens, req.PromptSource
 	rctx, cancel := ctx, context.CancelFunc(func() {})
@@ -219,11 +225,11 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 	var wg sync.WaitGroup
 	for range c {
 		wg.Go(func() {
-			scheduled := start
+			scheduled, waited := start, time.Duration(0)
 			k := 0 // throttled requests in a row on this slot
 			for claim() {
-				rec := r.one(ctx, st, scheduled, warmup, emit)
-				scheduled = rec.Done
+				rec := r.one(ctx, st, scheduled, waited, warmup, emit)
+				scheduled, waited = rec.Done, 0
 				if !throttled(&rec) {
 					k = 0
 					continue
@@ -231,13 +237,18 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 				// The slot waits before its next request; the wait is not
 				// the client's queue, so the next is scheduled after it.
 				k++
-				t := time.NewTimer(backoff(k))
+				wait := backoff(k, &rec)
+				if n == 0 {
+					wait = min(wait, max(start+d-r.Clock.Now(), 0)) // never past the stage's end
+				}
+				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
 				case <-ctx.Done():
 					t.Stop()
 				}
 				scheduled = r.Clock.Now()
+				waited = scheduled - rec.Done
 			}
 		})
 	}
@@ -275,7 +286,7 @@ func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
 			}
 		}
 		wg.Go(func() {
-			r.one(ctx, st, scheduled, false, emit)
+			r.one(ctx, st, scheduled, 0, false, emit)
 			if slots != nil {
 				<-slots
 			}

@@ -121,3 +121,19 @@ func TestRequestsOrDurationWhicheverFirst(t *testing.T) {
 		})
 	}
 }
+
+// A Retry-After longer than the stage never holds it past its end: the
+// slot's wait is cut at the stage's duration.
+func TestRetryAfterStopsAtTheStageEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &fake{d: time.Millisecond, answer: func(_ int64, rec *record.Record) {
+			rec.FirstByte, rec.Status, rec.HTTPCode, rec.RetryAfter = 0, record.StatusHTTPError, 503, time.Minute
+		}}
+		r := &Runner{Backend: b, Source: func(int) record.Request { return record.Request{} }, Clock: record.NewClock()}
+		start := time.Now()
+		recs := r.Stage(context.Background(), Plan{Concurrency: 3, Duration: 10 * time.Second})
+		if took := time.Since(start); len(recs) != 3 || took > 10*time.Second+10*time.Millisecond {
+			t.Errorf("%d requests, stage took %v: want 3 requests and the stage over at 10 s", len(recs), took)
+		}
+	})
+}

@@ -67,6 +67,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		rate float64
 	}{{500, fault.HTTP500}, {503, fault.HTTP503}, {429, fault.HTTP429}} {
 		if s.chance(c.rate) {
+			if c.code != 500 && fault.RetryAfter != "" {
+				w.Header().Set("Retry-After", fault.RetryAfter)
+			}
 			openAIError(w, c.code, fmt.Sprintf("injected fault: HTTP %d", c.code))
 			return
 		}
@@ -148,7 +151,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if g.stream {
 		w.Header().Set("Content-Type", f.contentType())
 		w.Header().Set("Cache-Control", "no-cache")
-		if s.p.Wire.CloseAfterStream && r.ProtoMajor == 1 {
+		if s.p.Wire.CloseAfterStream && !s.p.Wire.SilentClose && r.ProtoMajor == 1 {
 			w.Header().Set("Connection", "close") // net/http closes after the handler
 		}
 		w.WriteHeader(200)
@@ -250,6 +253,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 				if status == "cancelled" {
 					status = "ok"
 				}
+				if s.p.Wire.CloseAfterStream && s.p.Wire.SilentClose && r.ProtoMajor == 1 {
+					closeSilently(w)
+				}
 				return
 			}
 		}
@@ -311,4 +317,16 @@ func sleep(ctx interface{ Done() <-chan struct{} }, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// closeSilently ends a chunked response and closes its connection without
+// having announced it (no Connection: close), as llama-server does.
+func closeSilently(w http.ResponseWriter) {
+	conn, rw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	rw.WriteString("0\r\n\r\n")
+	rw.Flush()
+	conn.Close()
 }

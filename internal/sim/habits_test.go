@@ -14,17 +14,18 @@ import (
 // close_after_stream ends the connection after each streamed response, as
 // llama-server does; without it the connection stays open for the next.
 func TestCloseAfterStream(t *testing.T) {
-	for _, closes := range []bool{false, true} {
-		t.Run(fmt.Sprint("close_after_stream=", closes), func(t *testing.T) {
+	for _, tc := range []struct{ closes, silent bool }{{false, false}, {true, false}, {true, true}} {
+		closes := tc.closes
+		t.Run(fmt.Sprintf("close_after_stream=%v,silent_close=%v", closes, tc.silent), func(t *testing.T) {
 			p := withEngine(t, "llamacpp")
-			p.Wire.CloseAfterStream = closes
+			p.Wire.CloseAfterStream, p.Wire.SilentClose = closes, tc.silent
 			serveVirtualNet(t, p, Options{}, nil, func(n *memnet.Net, _ *Server) {
 				head, chunks, open := rawExchange(t, n, "/completion", `{"prompt":"a b","n_predict":3,"stream":true}`)
 				if len(chunks) == 0 {
 					t.Fatalf("no body after %s", head)
 				}
-				if got := strings.Contains(head, "Connection: close"); got != closes {
-					t.Errorf("Connection: close sent %v, want %v:\n%s", got, closes, head)
+				if got, want := strings.Contains(head, "Connection: close"), closes && !tc.silent; got != want {
+					t.Errorf("Connection: close sent %v, want %v:\n%s", got, want, head)
 				}
 				if open == closes {
 					t.Errorf("connection open after the stream: %v, want %v", open, !closes)

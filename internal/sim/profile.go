@@ -167,6 +167,11 @@ type Wire struct {
 	// connections, so a client must dial again and may meet a closed idle
 	// connection.
 	CloseAfterStream bool `yaml:"close_after_stream"`
+	// SilentClose, with CloseAfterStream, leaves out the Connection: close
+	// header: the connection just ends after the response, as llama-server
+	// b10573 does, so a client that pooled it finds it closed when it
+	// sends the next request.
+	SilentClose bool `yaml:"silent_close"`
 	// MetricsAtEnd moves the token counters of /metrics only when a request
 	// leaves the engine (finished or cancelled), with all of its tokens at
 	// once, as llama.cpp's tokens_predicted_total does, instead of every step.
@@ -177,6 +182,17 @@ type Wire struct {
 	// broken configuration that correctness checks must catch.
 	WrongAnswers bool `yaml:"wrong_answers"`
 }
+
+// faultRoutes are the routes faults can strike: the generation routes,
+// and "*" for all of them. A fault on any other route would never strike
+// (every other route answers as it always does, an unknown one 404), so a
+// profile naming one is refused rather than silently injecting nothing.
+var faultRoutes = map[string]bool{
+	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/generate": true,
+	"/generate_stream": true, "/completion": true, "/api/generate": true, "/api/chat": true,
+}
+
+const faultRouteList = "/v1/completions, /v1/chat/completions, /generate, /generate_stream, /completion, /api/generate, /api/chat"
 
 // Fault is injected misbehaviour on a route; rates are per request.
 type Fault struct {
@@ -190,6 +206,9 @@ type Fault struct {
 	Truncate     float64 `yaml:"truncate"`     // end without finish or [DONE]
 	SlowHeaders  float64 `yaml:"slow_headers"` // delay the response headers by SlowHeadersS
 	SlowHeadersS float64 `yaml:"slow_headers_s"`
+	// RetryAfter is sent as the Retry-After header of the injected 429 and
+	// 503 answers, as written: seconds ("5") or an HTTP-date.
+	RetryAfter string `yaml:"retry_after"`
 }
 
 //go:embed profiles/*.yaml
@@ -386,6 +405,9 @@ func (p *Profile) fill() error {
 		return bad("jitter", "must be in [0, 0.5), got %v", p.Jitter)
 	}
 	for route, f := range p.Faults {
+		if !faultRoutes[route] {
+			return bad("faults."+route, "is not a generation route of the simulator (want \"*\" or one of %s)", faultRouteList)
+		}
 		for name, r := range map[string]float64{"http_500": f.HTTP500, "http_503": f.HTTP503, "http_429": f.HTTP429, "reset": f.Reset, "stall": f.Stall, "malformed": f.Malformed, "truncate": f.Truncate, "slow_headers": f.SlowHeaders} {
 			if !(r >= 0 && r <= 1) {
 				return bad("faults."+route+"."+name, "is a rate per request in [0, 1], got %v", r)

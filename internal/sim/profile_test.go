@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
@@ -22,6 +23,8 @@ func TestProfileOptionErrors(t *testing.T) {
 		{"prefix-block-huge", "prefix_cache: true\nprefix_cache_block: 5000\n", "t.yaml:7: prefix_cache_block: must be 1..4096 tokens, got 5000"},
 		{"prefix-budget-under-a-block", "prefix_cache: true\nprefix_cache_tokens: 4\n", "t.yaml:7: prefix_cache_tokens: must be between a block (16) and kv_tokens"},
 		{"prefix-budget-over-the-pool", "kv_tokens: 1000\nprefix_cache: true\nprefix_cache_tokens: 2000\n", "t.yaml:8: prefix_cache_tokens: must be between a block (16) and kv_tokens (1000), got 2000"},
+		{"fault-on-unknown-route", "faults:\n  /v1/complete:\n    http_500: 1\n", "t.yaml:8: faults./v1/complete: is not a generation route of the simulator"},
+		{"fault-on-models-route", "faults:\n  /v1/models:\n    http_500: 1\n", "faults./v1/models: is not a generation route"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseProfile("t.yaml", []byte(base+tc.yaml))
@@ -72,4 +75,28 @@ func TestReadmeListsTheOptions(t *testing.T) {
 	if _, err := ParseProfile("README.md", []byte(example)); err != nil {
 		t.Errorf("README.md's example: %v", err)
 	}
+}
+
+// Faults strike only the generation routes: with every fault certain on
+// "*", an unknown route still 404s and the identity routes still answer,
+// while a generation route gets the fault.
+func TestFaultsLeaveOtherRoutesAlone(t *testing.T) {
+	p := mustProfile(t, "tiny")
+	p.Faults = map[string]Fault{"*": {HTTP500: 1}}
+	serveVirtual(t, p, func(c *http.Client, s *Server) {
+		for _, tc := range []struct {
+			method, path, body string
+			want               int
+		}{
+			{"POST", "/v1/complete", `{"prompt":"x","max_tokens":2,"stream":true}`, 404},
+			{"POST", "/nowhere", `{}`, 404},
+			{"GET", "/v1/models", "", 200},
+			{"GET", "/health", "", 200},
+			{"POST", "/v1/completions", `{"prompt":"x","max_tokens":2,"stream":true}`, 500},
+		} {
+			if code, _, body := do(t, c, tc.method, tc.path, tc.body); code != tc.want {
+				t.Errorf("%s %s: HTTP %d (%.80s), want %d", tc.method, tc.path, code, body, tc.want)
+			}
+		}
+	})
 }

@@ -24,6 +24,9 @@ type Options struct {
 	// recent ones (default DefaultTraceLimit); older ones are dropped and
 	// counted (TraceDropped), so memory stays flat however long it runs.
 	TraceLimit int
+	// TraceChunks bounds the chunks the kept requests hold, all together
+	// (default DefaultTraceChunks): the oldest requests are dropped first.
+	TraceChunks int
 	// Tokenizer, when set, counts prompt tokens as the served model's
 	// tokenizer does (as a real server's usage.prompt_tokens); without one
 	// a prompt's tokens are its words.
@@ -79,7 +82,7 @@ func New(p *Profile, opt Options) *Server {
 		s.outWords = oneTokenWords(opt.Tokenizer.Count)
 	}
 	if !opt.NoTrace {
-		s.trace = newTracer(opt.TraceLimit)
+		s.trace = newTracer(opt.TraceLimit, opt.TraceChunks)
 		s.traceWire = opt.TraceWire
 	}
 	s.routes()
@@ -397,12 +400,12 @@ func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
 	l := s.Lateness()
 	var reqs []TraceRequest
 	var dropped int64
-	limit := 0
+	limit, chunkLimit := 0, 0
 	if s.trace != nil {
 		reqs, dropped = s.trace.finished()
-		limit = s.trace.limit
+		limit, chunkLimit = s.trace.limit, s.trace.chunkLimit
 	}
-	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": reqs, "dropped": dropped, "limit": limit, "lateness": map[string]any{
+	writeJSON(w, 200, map[string]any{"profile": s.p.Name, "requests": reqs, "dropped": dropped, "limit": limit, "chunk_limit": chunkLimit, "lateness": map[string]any{
 		"steps": l.Steps, "late_steps": l.Late, "lateness_total_s": l.Total.Seconds(), "lateness_max_s": l.Worst.Seconds(),
 	}})
 }

@@ -37,26 +37,38 @@ type TraceChunk struct {
 	Tokens int       `json:"tokens"`
 }
 
-// tracer keeps the last limit finished requests in a ring, so a long run's
+// tracer keeps the last finished requests in a ring, so a long run's
 // memory stays flat: each kept request costs its fixed fields plus 16 bytes
-// a chunk, and the oldest is dropped (and counted) when the ring is full.
+// a chunk, and the oldest are dropped (and counted) to keep at most limit
+// requests and chunkLimit chunks. The chunk budget is what holds memory
+// flat soon: 100,000 requests of 256 chunks would be 400 MB, reached only
+// after minutes of a long run.
 type tracer struct {
-	mu      sync.Mutex
-	limit   int
-	ring    []traceEntry // up to limit; once full, next is the oldest
-	next    int
-	dropped int64
+	mu         sync.Mutex
+	limit      int          // requests kept at most
+	chunkLimit int          // chunks kept at most, over the kept requests
+	ring       []traceEntry // grows up to limit; the kept ones are [head, head+n) mod len
+	head, n    int
+	chunks     int // chunks held by the kept requests
+	dropped    int64
 }
 
 // DefaultTraceLimit is how many finished requests a trace keeps unless
 // Options.TraceLimit says otherwise.
 const DefaultTraceLimit = 100_000
 
-func newTracer(limit int) *tracer {
+// DefaultTraceChunks is how many chunks, over all kept requests, a trace
+// keeps unless Options.TraceChunks says otherwise: 64 MB of chunk times.
+const DefaultTraceChunks = 4 << 20
+
+func newTracer(limit, chunks int) *tracer {
 	if limit <= 0 {
 		limit = DefaultTraceLimit
 	}
-	return &tracer{limit: limit}
+	if chunks <= 0 {
+		chunks = DefaultTraceChunks
+	}
+	return &tracer{limit: limit, chunkLimit: chunks}
 }
 
 // traceEntry is owned by one handler until end. Its chunks are kept as
@@ -94,15 +106,30 @@ func (t *tracer) end(e *traceEntry, st *Stream, status string) {
 	if st != nil {
 		e.LateSteps, e.LatenessMax = st.lateSteps.Load(), time.Duration(st.worstLate.Load())
 	}
+	// Kept at its exact size: append's spare room would double the cost.
+	e.chunks = append([]traceChunk(nil), e.chunks...)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.ring) < t.limit {
-		t.ring = append(t.ring, *e)
-		return
+	for t.n > 0 && (t.n >= t.limit || t.chunks+len(e.chunks) > t.chunkLimit) {
+		t.chunks -= len(t.ring[t.head].chunks)
+		t.ring[t.head] = traceEntry{}
+		t.head = (t.head + 1) % len(t.ring)
+		t.n--
+		t.dropped++
 	}
-	t.ring[t.next] = *e
-	t.next = (t.next + 1) % t.limit
-	t.dropped++
+	if t.n == len(t.ring) {
+		// Full below the limit: one more slot, in room for at most limit.
+		if t.head != 0 || len(t.ring) == cap(t.ring) {
+			grown := make([]traceEntry, t.n, min(t.limit, max(2*t.n, 16)))
+			copy(grown, t.ring[t.head:])
+			copy(grown[t.n-t.head:], t.ring[:t.head])
+			t.ring, t.head = grown, 0
+		}
+		t.ring = t.ring[:t.n+1]
+	}
+	t.ring[(t.head+t.n)%len(t.ring)] = *e
+	t.n++
+	t.chunks += len(e.chunks)
 }
 
 // finished returns the kept requests, oldest first, and how many older
@@ -110,9 +137,9 @@ func (t *tracer) end(e *traceEntry, st *Stream, status string) {
 func (t *tracer) finished() ([]TraceRequest, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]TraceRequest, 0, len(t.ring))
-	for i := range t.ring {
-		e := &t.ring[(t.next+i)%len(t.ring)]
+	out := make([]TraceRequest, 0, t.n)
+	for i := range t.n {
+		e := &t.ring[(t.head+i)%len(t.ring)]
 		r := e.TraceRequest
 		if len(e.chunks) > 0 {
 			r.Chunks = make([]TraceChunk, len(e.chunks))
@@ -133,6 +160,6 @@ func (t *tracer) droppedCount() int64 {
 
 func (t *tracer) reset() {
 	t.mu.Lock()
-	t.ring, t.next, t.dropped = nil, 0, 0
+	t.ring, t.head, t.n, t.chunks, t.dropped = nil, 0, 0, 0, 0
 	t.mu.Unlock()
 }

@@ -57,3 +57,35 @@ func TestTraceRingKeepsTheLastRequests(t *testing.T) {
 		t.Errorf("a kept chunk costs %d bytes, want at most 16", size)
 	}
 }
+
+// The trace also keeps at most TraceChunks chunks over its requests: long
+// outputs drop the oldest requests first, so memory is flat within a few
+// requests' worth of chunks, not only once TraceLimit requests are kept.
+func TestTraceChunkBudget(t *testing.T) {
+	const budget, sent = 20, 12
+	serveVirtualWith(t, mustProfile(t, "tiny"), Options{TraceChunks: budget}, nil, func(c *http.Client, s *Server) {
+		for i := range sent {
+			do(t, c, "POST", "/v1/completions", fmt.Sprintf(`{"prompt":"a b","max_tokens":%d,"ignore_eos":true,"stream":true}`, i+1))
+		}
+		tr := s.Trace()
+		held := 0
+		for _, r := range tr {
+			held += len(r.Chunks)
+		}
+		// Requests of 1..12 chunks: the newest (12) and the one before
+		// (11) do not fit 20 together, so only the newest is kept.
+		if held > budget || len(tr) == 0 || tr[len(tr)-1].ID != sent {
+			t.Fatalf("trace holds %d requests with %d chunks (last id %d), want at most %d chunks and the newest kept", len(tr), held, tr[len(tr)-1].ID, budget)
+		}
+		if n := s.TraceDropped(); n != int64(sent-len(tr)) || s.trace.chunks != held {
+			t.Errorf("dropped %d of %d, %d chunks counted as held (%d are)", n, sent, s.trace.chunks, held)
+		}
+		// Small requests after big ones fill the budget again.
+		for range 6 {
+			do(t, c, "POST", "/v1/completions", `{"prompt":"a b","max_tokens":3,"ignore_eos":true,"stream":true}`)
+		}
+		if tr := s.Trace(); len(tr) != 6 || tr[0].OutputTokens != 3 {
+			t.Errorf("after 6 requests of 3 chunks: %d kept, the oldest with %d tokens; want the 6", len(tr), tr[0].OutputTokens)
+		}
+	})
+}

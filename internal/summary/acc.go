@@ -81,6 +81,13 @@ func (a *Acc) Add(r *record.Record) {
 	s.Index, s.Rate = r.Stage, r.Rate
 	s.Requests++
 	s.Retries += r.Retries
+	if r.RetryAfter > 0 {
+		s.RetryAfter++
+	}
+	s.BackoffS += r.Backoff.Seconds()
+	if r.NoKeepAlive {
+		s.NoKeepAlive++
+	}
 	a.first, a.last = min(a.first, r.Sent), max(a.last, r.Done)
 	a.busy += r.Done - r.Sent
 	a.sent, a.done = append(a.sent, r.Sent), append(a.done, r.Done)

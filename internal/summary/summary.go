@@ -28,6 +28,14 @@ type Stage struct {
 	FirstError map[record.Status]string `json:"first_error,omitempty"`
 	Cancelled  int                      `json:"cancelled,omitempty"`
 	Retries    int                      `json:"retries,omitempty"`
+	// RetryAfter counts the answers that asked the client to wait
+	// (Retry-After on a 429 or 503); BackoffS is the slots' time spent
+	// waiting before a re-send, outside every request's span.
+	RetryAfter int `json:"retry_after,omitempty"`
+	// NoKeepAlive counts the requests sent on a new connection because the
+	// server was learned to close every connection after a response.
+	NoKeepAlive int     `json:"no_keep_alive,omitempty"`
+	BackoffS    float64 `json:"backoff_s,omitempty"`
 
 	WallS        float64 `json:"wall_s"`
 	OutputTokens int     `json:"output_tokens"`
