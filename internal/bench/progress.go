@@ -105,7 +105,13 @@ func (l *live) status(now time.Time) string {
 	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
 	switch {
 	case l.total > 0 && done > 0 && int(done) < l.total:
-		fmt.Fprintf(&b, ", ETA %s", seconds(time.Duration(float64(elapsed)*float64(l.total-int(done))/float64(done))))
+		eta := time.Duration(float64(elapsed) * float64(l.total-int(done)) / float64(done))
+		if l.dur > 0 {
+			// A stage of the default size also ends when its time is up
+			// (the requests then in flight still finish).
+			eta = min(eta, max(0, l.dur-elapsed))
+		}
+		fmt.Fprintf(&b, ", ETA %s", seconds(eta))
 	case l.total == 0 && l.dur > 0:
 		fmt.Fprintf(&b, " of %s, ETA %s", seconds(l.dur), seconds(max(0, l.dur-elapsed)))
 	}

@@ -146,3 +146,20 @@ func TestSweepWithProgress(t *testing.T) {
 }
 
 var _ = io.Discard
+
+// A default-sized stage (requests or a time limit, whichever first) shows
+// the nearer end as its ETA, not the requests' pace alone.
+func TestProgressETAOfAStageWithATimeLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 5 * time.Second}
+		l := env.live("C=1", runner.Plan{Concurrency: 1, Requests: 100, Duration: 30 * time.Second})
+		time.Sleep(4 * time.Second)
+		l.add(finished(50, record.StatusOK)) // 1 of 100 in 4 s: 396 s at that pace
+		time.Sleep(1100 * time.Millisecond)
+		l.end()
+		if got := out.String(); !strings.HasSuffix(got, "ETA 25.0 s\n") {
+			t.Errorf("got %q, want the 30 s limit's ETA of 25.0 s", got)
+		}
+	})
+}
