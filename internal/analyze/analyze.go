@@ -42,6 +42,7 @@ func (c Asked) cacheLimit() float64 {
 // Asked is what the run asked for, to judge what it got.
 type Asked struct {
 	SharedPrefix int  // tokens every prompt shares on purpose
+	Reuse        bool // prompts share prefixes on purpose (a trace, groups, conversations)
 	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
@@ -132,7 +133,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		// a chat template's fixed opening); only more than that is the
 		// cache flattering TTFT.
 		expected := s.OK * (c.SharedPrefix + CacheSlackTokens)
-		if s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
+		if !c.Reuse && s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
 			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
 		}
 		if s.NoContent > 0 {

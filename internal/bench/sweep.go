@@ -37,11 +37,18 @@ type Load struct {
 	// between the last two.
 	UntilSaturated bool
 	MaxConcurrency int
+	// Trace, when set, replaces every stage by one open loop that sends
+	// the prompts' trace at its timestamps, Speedup times as fast.
+	Trace   *workload.Trace
+	Speedup float64
 }
 
 // Plans are the load's stages.
 func (l Load) Plans() []runner.Plan {
 	var out []runner.Plan
+	if l.Trace != nil {
+		return []runner.Plan{l.tracePlan()}
+	}
 	if len(l.Rates) > 0 {
 		cap := 0
 		if l.CapSet {
@@ -78,7 +85,13 @@ func (l Load) level(index, c int) runner.Plan {
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
 	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
-	if len(l.Rates) > 0 {
+	if l.Trace != nil {
+		out.Rate, out.Arrival, out.Trace, out.Speedup = l.traceRate(), "trace", l.Trace.Name, l.speedup()
+		out.Requests, out.Warmup = len(l.Trace.Requests), 0
+		if l.CapSet {
+			out.Concurrency = l.Concurrency
+		}
+	} else if len(l.Rates) > 0 {
 		out.Rate, out.Arrival = l.Rates[0], string(l.Arrival)
 		if l.CapSet {
 			out.Concurrency = l.Concurrency
@@ -147,6 +160,10 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if _, fixed := cfg.Prompts.Output(); !fixed {
 			setup.Workload.Output = info.Output
 		}
+		setup.Workload.Reuse = info.Source == "trace"
+		if info.Source == "trace" {
+			setup.Workload.Input, setup.Workload.Output, setup.Workload.InputTokens, setup.Workload.OutputTokens = "trace", "trace", 0, 0
+		}
 		if info.Source == "dataset" {
 			// The file's prompts and, where it gives them, its lengths.
 			setup.Workload.Input, setup.Workload.InputTokens = "dataset", 0
@@ -166,7 +183,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		setup.Usage = "final"
 	}
 	setup.Load = cfg.Load.record()
-	if len(cfg.Load.Rates) > 0 {
+	if len(cfg.Load.Rates) > 0 || cfg.Load.Trace != nil {
 		// An open loop's sends are as punctual as this machine's timers:
 		// lateness counts only past their own oversleep.
 		late := TimerLate(100, 500*time.Microsecond)
@@ -210,6 +227,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		label := fmt.Sprintf("C=%d", p.Concurrency)
 		if p.Rate > 0 {
 			label = fmt.Sprintf("rate=%g/s", p.Rate)
+		}
+		if p.At != nil {
+			label = fmt.Sprintf("trace (%.3g/s)", p.Rate)
 		}
 		what := fmt.Sprintf("%d requests", p.Requests)
 		if p.Requests == 0 {

@@ -73,6 +73,7 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 	"report":     reportCmd,
 	"compare":    compareCmd,
 	"baselines":  baselinesCmd,
+	"trace":      traceCmd,
 }
 
 func run(ctx context.Context, args []string, e *env) int {
@@ -105,7 +106,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		if near := closest(cmd, names); near != "" {
 			err = usagef("unknown command %q: did you mean %s?", cmd, near)
 		} else {
-			err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, selftest, sim, version, help)", cmd)
+			err = usagef("unknown command %q (commands: sweep, run, overhead, check, experiment, report, compare, baselines, trace, selftest, sim, version, help)", cmd)
 		}
 	}
 	return exitCode(cmd, err, e)
@@ -186,6 +187,7 @@ Usage:
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]
                              a run against a published baseline, per GPU, with fairness
   tokperf baselines [NAME]   the published baselines tokperf knows
+  tokperf trace stats FILE   a Mooncake-format trace's rate, lengths and prefix reuse
   tokperf selftest           how many streams tokperf measures accurately on this machine
                              (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own

@@ -201,6 +201,7 @@ func (f *targetFlags) target() bench.Target {
 // loadFlags are the flags of run, sweep and overhead.
 type loadFlags struct {
 	targetFlags
+	traceFlags
 	untilSaturated                    bool
 	maxConc                           int
 	sloTTFT, sloTPOT, sloE2E          time.Duration
@@ -224,6 +225,9 @@ type loadFlags struct {
 
 func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	f.targetFlags.register(fs)
+	if cmd == "run" {
+		f.traceFlags.register(fs)
+	}
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	f.registerTransport(fs)
 	if cmd == "sweep" {
@@ -391,6 +395,9 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
+	if err := f.traceFlags.check(f); err != nil {
+		return err
+	}
 	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
 		return usagef("--shared-prefix must be below --input-tokens")
 	}
@@ -436,7 +443,7 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 func (f *loadFlags) prompts() (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
-	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && fixedIn && fixedOut {
+	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && fixedIn && fixedOut {
 		return nil, nil
 	}
 	format, err := workload.ParseFormat(f.datasetFmt)
@@ -460,7 +467,7 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 // workloadWith is the workload of the flags, counted by tok.
 func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
-		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -502,7 +509,8 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requests,
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc}
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
+		Trace: f.loaded, Speedup: f.speedup}
 }
 
 func (f *loadFlags) slo() record.SLO {

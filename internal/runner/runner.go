@@ -38,11 +38,15 @@ type Plan struct {
 	Concurrency int     // closed loop: requests in flight; open loop: a cap (0: none)
 	Rate        float64 // open loop: requests/s; 0 for closed loop
 	Arrival     schedule.Arrival
-	Requests    int           // measured requests; 0 with Duration
-	Duration    time.Duration // start requests for this long instead
-	Warmup      int           // warm-up requests before measuring, at the stage's concurrency
-	Timeout     time.Duration // per request; 0: none
-	Seed        int64
+	// At, when set, is each request's send offset from the stage's start
+	// (a trace's timestamps): an open loop of len(At) requests whatever
+	// Rate, Requests and Duration say (Rate is then only recorded).
+	At       []time.Duration
+	Requests int           // measured requests; 0 with Duration
+	Duration time.Duration // start requests for this long instead
+	Warmup   int           // warm-up requests before measuring, at the stage's concurrency
+	Timeout  time.Duration // per request; 0: none
+	Seed     int64
 }
 
 // Runner runs stages against one backend.
@@ -166,7 +170,7 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 		r.closed(ctx, st, min(c, st.Warmup), st.Warmup, 0, true, emit)
 	}
 	if ctx.Err() == nil {
-		if st.Rate > 0 {
+		if st.Rate > 0 || st.At != nil {
 			r.open(ctx, st, emit)
 		} else {
 			r.closed(ctx, st, st.Concurrency, st.Requests, st.Duration, false, emit)
@@ -248,7 +252,10 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 // earlier ones; with a concurrency cap a request that finds no free slot
 // waits and starts late, and its record shows it.
 func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
-	arrivals := schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
+	arrivals := st.At
+	if arrivals == nil {
+		arrivals = schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
+	}
 	var slots chan struct{}
 	if st.Concurrency > 0 {
 		slots = make(chan struct{}, st.Concurrency)

@@ -25,6 +25,12 @@ type Options struct {
 	// names its format ("" detects it).
 	Dataset string
 	Format  Format
+	// Trace, when set, is a Mooncake-format trace the requests come from,
+	// one a line, in order: prompts of its lengths built from blocks of
+	// BlockSize tokens (DefaultBlockSize when 0), the same hash id the
+	// same text, so that requests sharing a prefix share its blocks.
+	Trace     *Trace
+	BlockSize int
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -66,6 +72,9 @@ type Workload struct {
 	corpus *os.File
 	size   int64
 	data   *Dataset
+	trace  *Trace
+	block  int
+	texts  sync.Map // hash id → the block's text (trace)
 
 	prefix       string // the shared prefix, SharedPrefix tokens
 	prefixTokens int
@@ -80,6 +89,17 @@ type Workload struct {
 func New(o Options) (*Workload, error) {
 	w := &Workload{o: o, seed: o.Seed}
 	switch {
+	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
+		return nil, errors.New("a workload takes a trace, a dataset or a corpus, not two")
+	case o.Trace != nil:
+		w.trace, w.block = o.Trace, o.BlockSize
+		if w.block == 0 {
+			w.block = DefaultBlockSize
+		}
+		if err := o.Trace.Check(w.block); err != nil {
+			return nil, err
+		}
+		return w, nil
 	case o.Dataset != "" && o.Corpus != "":
 		return nil, errors.New("a workload takes a dataset or a corpus, not both")
 	case o.Dataset != "":
@@ -137,6 +157,15 @@ const (
 // (fewer only if the corpus runs dry), and its count. A head of n tokens or
 // more is returned whole.
 func (w *Workload) text(i, n int, head string) (string, int) {
+	stream := uint64(i)
+	if i < 0 {
+		stream = streamPrefix
+	}
+	return w.textOf(stream, n, head)
+}
+
+// textOf is text from the generator's stream.
+func (w *Workload) textOf(stream uint64, n int, head string) (string, int) {
 	count := EstimateTokens
 	t := w.o.Tokenizer
 	if t != nil {
@@ -146,10 +175,6 @@ func (w *Workload) text(i, n int, head string) (string, int) {
 		if c := count(head); c >= n {
 			return head, c
 		}
-	}
-	stream := uint64(i)
-	if i < 0 {
-		stream = streamPrefix
 	}
 	src := w.body(stream)
 	var b strings.Builder
@@ -228,6 +253,9 @@ func (w *Workload) build(i int) record.Request {
 		MaxTokens: w.o.Output.At(w.seed^streamOutput, i),
 		IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature,
 		PromptSource: w.source(),
+	}
+	if w.trace != nil {
+		return w.traced(i, req)
 	}
 	if w.data != nil {
 		it := &w.data.Items[i%len(w.data.Items)]
@@ -332,8 +360,10 @@ type Info struct {
 	// Requests is the number of distinct requests held (a dataset's
 	// sample); 0 for generated prompts, which are all distinct.
 	Requests int
-	Usable   int            // dataset records that passed the filter
-	Skipped  map[string]int // dataset records left out, by reason
+	// BlockSize is a trace's prefix block, in tokens.
+	BlockSize int
+	Usable    int            // dataset records that passed the filter
+	Skipped   map[string]int // dataset records left out, by reason
 }
 
 // Info describes w for a report.
@@ -343,6 +373,9 @@ func (w *Workload) Info() Info {
 		in.Tokenizer = t.Name()
 	}
 	switch {
+	case w.trace != nil:
+		in.Source, in.File, in.Input, in.Output = "trace", w.trace.Name, "", ""
+		in.Requests, in.BlockSize, in.SharedPrefix = len(w.trace.Requests), w.block, 0
 	case w.data != nil:
 		in.Source, in.File, in.Format, in.Input = "dataset", w.data.Name, w.data.Format, ""
 		in.Requests, in.Usable, in.Skipped = len(w.data.Items), w.data.Usable, w.data.Skipped
@@ -382,12 +415,14 @@ func (in Info) String() string {
 		default:
 			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
 		}
+	case "trace":
+		fmt.Fprintf(&b, "trace %s: %d requests at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, in.Requests, in.BlockSize)
 	case "corpus":
 		fmt.Fprintf(&b, "corpus %s (random windows), input %s tokens", in.File, in.Input)
 	default:
 		fmt.Fprintf(&b, "synthetic text (%d words, Zipf), input %s tokens", len(vocab), in.Input)
 	}
-	if in.Source != "dataset" {
+	if in.Source != "dataset" && in.Source != "trace" {
 		if in.Output != "" {
 			fmt.Fprintf(&b, ", output %s tokens", in.Output)
 		}
