@@ -205,11 +205,17 @@ func Describe(s record.Setup) string {
 		out = s.Workload.Output
 	}
 	prompts := in + "-token prompts"
-	if in == "dataset" {
+	switch in {
+	case "dataset":
 		prompts = "the dataset's prompts"
+	case "trace":
+		prompts = "the trace's prompts at its timestamps"
 	}
-	if out == "dataset" {
+	switch out {
+	case "dataset":
 		out = "the dataset's"
+	case "trace":
+		out = "the trace's"
 	}
 	fmt.Fprintf(&b, "\nworkload: %s, up to %s output tokens, %s, temperature %g", prompts, out, eos, s.Sampling.Temperature)
 	if s.Workload.Prompts != "" {
