@@ -37,6 +37,8 @@ type Load struct {
 	// between the last two.
 	UntilSaturated bool
 	MaxConcurrency int
+	// Think is the wait between a conversation's turns.
+	Think time.Duration
 	// Trace, when set, replaces every stage by one open loop that sends
 	// the prompts' trace at its timestamps, Speedup times as fast.
 	Trace   *workload.Trace
@@ -72,7 +74,7 @@ func (l Load) Plans() []runner.Plan {
 
 // level is the closed-loop stage at concurrency c.
 func (l Load) level(index, c int) runner.Plan {
-	st := runner.Plan{Index: index, Concurrency: c, Requests: max(4, 2*c), Duration: l.Duration, Warmup: c, Timeout: l.Timeout, Seed: l.Seed}
+	st := runner.Plan{Index: index, Concurrency: c, Requests: max(4, 2*c), Duration: l.Duration, Warmup: c, Timeout: l.Timeout, Seed: l.Seed, Think: l.Think}
 	if l.Requests > 0 || l.Duration > 0 {
 		st.Requests = l.Requests
 	}
@@ -160,7 +162,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if _, fixed := cfg.Prompts.Output(); !fixed {
 			setup.Workload.Output = info.Output
 		}
-		setup.Workload.Reuse = info.Source == "trace"
+		setup.Workload.Reuse = info.Source == "trace" || info.Conversations
+		setup.Workload.Conversations, setup.Workload.Turns, setup.Workload.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
+		if info.Conversations {
+			setup.Workload.ThinkS = cfg.Load.Think.Seconds()
+		}
 		if info.Source == "trace" {
 			setup.Workload.Input, setup.Workload.Output, setup.Workload.InputTokens, setup.Workload.OutputTokens = "trace", "trace", 0, 0
 		}
@@ -213,6 +219,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	file := &sink{w: w}
 	fold := analyze.NewFold(setup, out)
 	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
+	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
+		r.Conversations = cfg.Prompts
+	}
 	progress := env.progress()
 	env.started(setup)
 	names := engine.MetricNames(setup.Server.Engine)
@@ -235,12 +244,15 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if p.Requests == 0 {
 			what = "requests for " + p.Duration.String()
 		}
+		if r.Conversations != nil {
+			what = fmt.Sprintf("%d conversations, turn by turn", p.Requests)
+		}
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher
 		if scrape {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
 		}
-		if cfg.Prompts != nil {
+		if cfg.Prompts != nil && r.Conversations == nil {
 			// Prompts are built before the stage's schedule starts, so
 			// building them never delays a request.
 			cfg.Prompts.Prepare(r.Next(), p.Warmup+p.Requests)

@@ -202,6 +202,7 @@ func (f *targetFlags) target() bench.Target {
 type loadFlags struct {
 	targetFlags
 	traceFlags
+	convFlags
 	untilSaturated                    bool
 	maxConc                           int
 	sloTTFT, sloTPOT, sloE2E          time.Duration
@@ -227,6 +228,9 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	f.targetFlags.register(fs)
 	if cmd == "run" {
 		f.traceFlags.register(fs)
+	}
+	if cmd != "overhead" {
+		f.convFlags.register(fs)
 	}
 	fs.IntVar(&f.sharedPrefix, "shared-prefix", 0, "tokens every prompt shares at its start (0: each prompt unique, so no prefix cache flatters TTFT)")
 	f.registerTransport(fs)
@@ -398,6 +402,9 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 	if err := f.traceFlags.check(f); err != nil {
 		return err
 	}
+	if err := f.convFlags.check(f); err != nil {
+		return err
+	}
 	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
 		return usagef("--shared-prefix must be below --input-tokens")
 	}
@@ -443,7 +450,7 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 func (f *loadFlags) prompts() (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
-	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && fixedIn && fixedOut {
+	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && !f.convFlags.on() && fixedIn && fixedOut {
 		return nil, nil
 	}
 	format, err := workload.ParseFormat(f.datasetFmt)
@@ -467,7 +474,8 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 // workloadWith is the workload of the flags, counted by tok.
 func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
-		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -501,6 +509,7 @@ func (f *loadFlags) workload() workload.Synthetic {
 // counts prompts with the run's tokenizer, as the served model would.
 func (f *loadFlags) targetOf() bench.Target {
 	t := f.target()
+	t.KeepText = f.ownAnswers // the next turn's history
 	if f.tok != nil {
 		t.Tokenizer = f.tok
 	}
@@ -510,7 +519,7 @@ func (f *loadFlags) targetOf() bench.Target {
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requests,
 		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
-		Trace: f.loaded, Speedup: f.speedup}
+		Trace: f.loaded, Speedup: f.speedup, Think: f.think}
 }
 
 func (f *loadFlags) slo() record.SLO {

@@ -72,6 +72,13 @@ type Workload struct {
 	// (a trace's blocks, prefix groups, conversations' histories): a
 	// prefix cache's hits are what is studied, not a flattered TTFT.
 	Reuse bool `json:"reuse,omitempty"`
+	// Conversations says requests were conversations sent turn by turn
+	// (Turns each when generated), ThinkS apart; OwnAnswers that the
+	// history held the server's answers.
+	Conversations bool    `json:"conversations,omitempty"`
+	Turns         int     `json:"turns,omitempty"`
+	ThinkS        float64 `json:"think_s,omitempty"`
+	OwnAnswers    bool    `json:"own_answers,omitempty"`
 	// Prompts describes where prompts came from when not the fixed word
 	// list: synthetic prose, a corpus or a dataset, the length
 	// distributions, and whether a tokenizer counted them or they are

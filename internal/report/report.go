@@ -319,6 +319,7 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	Turns(w, stages)
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))

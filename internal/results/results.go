@@ -97,6 +97,8 @@ type line struct {
 	Concurrency  int                  `json:"concurrency"`
 	Rate         float64              `json:"rate,omitempty"`
 	Warmup       bool                 `json:"warmup,omitempty"`
+	Conversation int                  `json:"conversation,omitempty"`
+	Turn         int                  `json:"turn,omitempty"`
 	Scheduled    int64                `json:"scheduled_ns"`
 	Sent         int64                `json:"sent_ns"`
 	FirstByte    *int64               `json:"first_byte_ns,omitempty"`
@@ -143,7 +145,7 @@ func unopt(p *int64) time.Duration {
 
 func toLine(r *record.Record) line {
 	l := line{
-		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup,
+		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Conversation: r.Conversation, Turn: r.Turn,
 		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
@@ -161,7 +163,7 @@ func toLine(r *record.Record) line {
 
 func (l *line) record() record.Record {
 	r := record.Record{
-		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup,
+		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Conversation: l.Conversation, Turn: l.Turn,
 		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),

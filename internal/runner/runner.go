@@ -47,6 +47,9 @@ type Plan struct {
 	Warmup   int           // warm-up requests before measuring, at the stage's concurrency
 	Timeout  time.Duration // per request; 0: none
 	Seed     int64
+	// Think is the wait between a conversation's turns: after one ends,
+	// before the next is sent (Runner.Conversations).
+	Think time.Duration
 }
 
 // Runner runs stages against one backend.
@@ -55,6 +58,10 @@ type Runner struct {
 	Source  Source
 	Sink    Sink
 	Clock   record.Clock
+	// Conversations, when set, makes a closed-loop stage's slots hold
+	// conversations instead of requests (Requests and Warmup count
+	// conversations): see talk.
+	Conversations Conversations
 	// GiveUp is how many requests in a row may get no response at all
 	// (refused, reset before a byte) before the stage stops with
 	// ErrServerGone: a dead server is not hammered. 0 is DefaultGiveUp;
@@ -63,6 +70,7 @@ type Runner struct {
 
 	mu     sync.Mutex
 	next   int          // request index across the run
+	conv   int          // conversation index across the run
 	silent atomic.Int64 // requests in a row with no response
 }
 
@@ -186,11 +194,20 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 
 // one sends request i and emits its record.
 func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
+	return r.send(ctx, st, scheduled, warmup, emit, r.Source, nil)
+}
+
+// send builds a request with source, marks its record with mark (when
+// set), sends it and emits the record.
+func (r *Runner) send(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record), source Source, mark func(*record.Record)) record.Record {
 	i := r.take()
 	rec := record.New(i)
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
 	rec.Scheduled = scheduled
-	req := r.Source(i)
+	if mark != nil {
+		mark(&rec)
+	}
+	req := source(i)
 	rec.AskedPromptTokens, rec.AskedPromptSource = req.PromptTokens, req.PromptSource
 	rctx, cancel := ctx, context.CancelFunc(func() {})
 	if st.Timeout > 0 {
@@ -207,6 +224,10 @@ func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warm
 func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
 	if c <= 0 {
 		c = 1
+	}
+	if r.Conversations != nil {
+		r.talk(ctx, st, c, n, d, warmup, emit)
+		return
 	}
 	start := r.Clock.Now()
 	var mu sync.Mutex

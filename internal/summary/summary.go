@@ -90,6 +90,10 @@ type Stage struct {
 	ServerDecodeTokS stats.Dist `json:"server_decode_tok_s"`
 	ServerE2E        stats.Dist `json:"server_e2e_ms"`
 
+	// Turns are a multi-turn stage's figures by turn (METRICS.md §2):
+	// the first turn of every conversation, the second, and so on.
+	Turns []Turn `json:"turns,omitempty"`
+
 	// Token sources over ok requests, for the warnings.
 	OutputSources map[record.TokenSource]int `json:"output_sources"`
 	ChunkSources  map[record.TokenSource]int `json:"chunk_sources"`

@@ -31,6 +31,16 @@ type Options struct {
 	// same text, so that requests sharing a prefix share its blocks.
 	Trace     *Trace
 	BlockSize int
+	// Turns, when above 0, makes generated requests conversations of that
+	// many turns: each turn's user message of Input tokens, each reply of
+	// the turn's Output tokens, the history growing turn by turn.
+	// Conversations makes a dataset's records conversations: a turn for
+	// each user message, the dataset's replies in the history. OwnAnswers
+	// puts the server's own answers in the history instead of the
+	// generated or the dataset's replies.
+	Turns         int
+	Conversations bool
+	OwnAnswers    bool
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -362,13 +372,25 @@ type Info struct {
 	Requests int
 	// BlockSize is a trace's prefix block, in tokens.
 	BlockSize int
-	Usable    int            // dataset records that passed the filter
-	Skipped   map[string]int // dataset records left out, by reason
+	// Turns is the turns of every generated conversation; Conversations
+	// says a dataset's records are sent turn by turn; OwnAnswers that the
+	// history holds the server's answers.
+	Turns         int
+	Conversations bool
+	OwnAnswers    bool
+	Usable        int            // dataset records that passed the filter
+	Skipped       map[string]int // dataset records left out, by reason
 }
 
 // Info describes w for a report.
 func (w *Workload) Info() Info {
-	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed}
+	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed, OwnAnswers: w.o.OwnAnswers}
+	if w.Conversational() {
+		in.Conversations = true
+		if w.data == nil {
+			in.Turns = w.o.Turns
+		}
+	}
 	if t := w.o.Tokenizer; t != nil {
 		in.Tokenizer = t.Name()
 	}
@@ -429,6 +451,20 @@ func (in Info) String() string {
 		if in.SharedPrefix > 0 {
 			fmt.Fprintf(&b, ", shared prefix %d tokens", in.SharedPrefix)
 		}
+	}
+	if in.Conversations {
+		turns := "a turn a user message"
+		if in.Turns > 0 {
+			turns = fmt.Sprintf("%d turns", in.Turns)
+		}
+		history := "its replies"
+		if in.Source != "dataset" {
+			history = "generated replies of the output length"
+		}
+		if in.OwnAnswers {
+			history = "the server's own answers"
+		}
+		fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
 	}
 	if in.Tokenizer != "" {
 		fmt.Fprintf(&b, ", lengths by tokenizer %s", in.Tokenizer)
