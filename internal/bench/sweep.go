@@ -149,7 +149,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		defer cfg.Prompts.Close()
 	}
-	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix}
+	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix, PrefixGroups: cfg.Workload.PrefixGroups}
 	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
 	setup.SLO = cfg.SLO
 	source := cfg.Workload.Request

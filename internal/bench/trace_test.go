@@ -162,3 +162,39 @@ func TestTraceReplay(t *testing.T) {
 		t.Errorf("the simulator hit %.2f%% of %.0f tokens, trace stats says %.2f%% of %d", 100*got, queries, 100*want.TokenReuse(), want.InputTokens)
 	}
 }
+
+// Prefix groups against the simulator's prefix cache: every request after
+// the first of its group finds its group's prefix cached, whole blocks of it.
+func TestPrefixGroupsHitTheCache(t *testing.T) {
+	const n, groups, shared, input = 20, 4, 64, 100
+	var page string
+	synctest.Test(t, func(t *testing.T) {
+		mn := memnet.New()
+		ctx, stop := context.WithCancel(context.Background())
+		srv := sim.New(cacheProfile(t), sim.Options{NoTrace: true})
+		done := make(chan struct{})
+		go func() { defer close(done); srv.Serve(ctx, mn) }()
+		env := &Env{Listen: func(string) (net.Listener, error) { return mn, nil }, Dial: mn.Dial}
+		_, err := Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{URL: "http://" + mn.Addr().String()},
+			Workload: workload.Synthetic{InputTokens: input, OutputTokens: 4, IgnoreEOS: true, Seed: 3, SharedPrefix: shared, PrefixGroups: groups},
+			Load:     Load{Concurrency: []int{1}, Requests: n, Warmup: 0, Timeout: time.Minute}, Out: filepath.Join(t.TempDir(), "r.jsonl")}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &http.Client{Transport: &http.Transport{DialContext: mn.Dial}}
+		resp, err := c.Get("http://" + mn.Addr().String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		bufio.NewReader(resp.Body).WriteTo(&sb)
+		resp.Body.Close()
+		page = sb.String()
+		stop()
+		<-done
+	})
+	hits, queries := metric(t, page, "vllm:prefix_cache_hits_total"), metric(t, page, "vllm:prefix_cache_queries_total")
+	if want := float64((n - groups) * shared); hits != want || queries != n*input {
+		t.Errorf("%.0f of %.0f prompt tokens hit, want %.0f of %d", hits, queries, want, n*input)
+	}
+}

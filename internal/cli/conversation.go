@@ -5,15 +5,18 @@ import (
 	"time"
 )
 
-// convFlags are the flags of multi-turn conversations (run and sweep).
+// convFlags are the flags of prompts that share on purpose: multi-turn
+// conversations and prefix groups (run and sweep).
 type convFlags struct {
-	turns      int
-	multiTurn  bool
-	ownAnswers bool
-	think      time.Duration
+	prefixGroups int
+	turns        int
+	multiTurn    bool
+	ownAnswers   bool
+	think        time.Duration
 }
 
 func (f *convFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.prefixGroups, "prefix-groups", 0, "with --shared-prefix N: G different shared prefixes of N tokens (system prompts), request i starting with prefix i mod G")
 	fs.IntVar(&f.turns, "turns", 0, "send generated conversations of this many turns, turn by turn, the history growing (each user message --input-tokens, each reply --output-tokens); -c and --requests count conversations")
 	fs.BoolVar(&f.multiTurn, "multi-turn", false, "send the --dataset's conversations turn by turn, a turn a user message, with the history before it; -c and --requests count conversations")
 	fs.BoolVar(&f.ownAnswers, "own-answers", false, "with --turns or --multi-turn: the history holds the server's own answers, not the generated or the dataset's replies")
@@ -26,6 +29,12 @@ func (f *convFlags) on() bool { return f.turns > 0 || f.multiTurn }
 // check refuses what does not mix with conversations.
 func (f *convFlags) check(l *loadFlags) error {
 	switch {
+	case f.prefixGroups < 0 || f.prefixGroups > 1<<20:
+		return usagef("--prefix-groups %d: want a number of prefixes from 1", f.prefixGroups)
+	case f.prefixGroups > 1 && l.sharedPrefix == 0:
+		return usagef("--prefix-groups needs --shared-prefix N (the tokens of each group's prefix)")
+	case f.prefixGroups > 1 && (l.dataset != "" || f.on()):
+		return usagef("--prefix-groups shares generated prompts' prefixes: not with --dataset or conversations")
 	case f.turns < 0 || f.turns > 1000:
 		return usagef("--turns %d: want 1 to 1000 turns, or 0 for single requests", f.turns)
 	case f.think < 0:

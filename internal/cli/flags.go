@@ -475,7 +475,7 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requests, Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
-		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -502,7 +502,7 @@ func (f *loadFlags) runSeed() {
 }
 
 func (f *loadFlags) workload() workload.Synthetic {
-	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix, PrefixGroups: f.prefixGroups}
 }
 
 // targetOf is the target of a run: the embedded simulator, if it is one,

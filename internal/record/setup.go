@@ -68,6 +68,7 @@ type Workload struct {
 	IgnoreEOS    bool  `json:"ignore_eos"`
 	Seed         int64 `json:"seed"`
 	SharedPrefix int   `json:"shared_prefix,omitempty"` // tokens all prompts share
+	PrefixGroups int   `json:"prefix_groups,omitempty"` // different shared prefixes, request i the (i mod G)-th
 	// Reuse says the prompts share prefixes on purpose beyond SharedPrefix
 	// (a trace's blocks, prefix groups, conversations' histories): a
 	// prefix cache's hits are what is studied, not a flattered TTFT.

@@ -57,6 +57,10 @@ type Options struct {
 	// starts with a part of its own, so nothing else can be served from a
 	// prefix cache.
 	SharedPrefix int
+	// PrefixGroups, above 1, makes that many different shared prefixes of
+	// SharedPrefix tokens (several system prompts), request i starting
+	// with prefix i mod PrefixGroups.
+	PrefixGroups int
 	// Requests is how many dataset records to sample (0: all usable).
 	Requests int
 	Filter   Filter
@@ -88,6 +92,7 @@ type Workload struct {
 
 	prefix       string // the shared prefix, SharedPrefix tokens
 	prefixTokens int
+	groups       []string // the prefixes of PrefixGroups, the first prefix
 
 	mu    sync.RWMutex
 	first int
@@ -144,6 +149,11 @@ func New(o Options) (*Workload, error) {
 	}
 	if o.SharedPrefix > 0 {
 		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
+		w.groups = []string{w.prefix}
+		for g := 1; g < o.PrefixGroups; g++ {
+			text, _ := w.textOf(streamPrefix+uint64(g), o.SharedPrefix, "")
+			w.groups = append(w.groups, text)
+		}
 	}
 	return w, nil
 }
@@ -283,12 +293,15 @@ func (w *Workload) build(i int) record.Request {
 		count = w.o.Tokenizer.Count
 	}
 	prefix, pt := w.prefix, w.prefixTokens
+	if len(w.groups) > 1 {
+		prefix = w.groups[i%len(w.groups)]
+	}
 	if ownN := count(own); pt > 0 && n < pt+ownN {
 		// Too short for the whole shared part: keep what fits before the
 		// request's own part.
 		prefix = ""
 		if k := n - ownN; k > 0 {
-			prefix, _ = w.text(-1, k, "")
+			prefix, _ = w.textOf(streamPrefix+uint64(i%max(len(w.groups), 1)), k, "")
 		}
 	}
 	head := own
@@ -364,8 +377,10 @@ type Info struct {
 	Tokenizer string // the tokenizer's name; "" when lengths are estimated
 	Input     string // the input length distribution; "" for a dataset
 	Output    string // the output length distribution; "" when the dataset's own
-	// SharedPrefix is the shared prefix's length in tokens.
+	// SharedPrefix is the shared prefix's length in tokens, and
+	// PrefixGroups how many different ones there are (0 or 1: one).
 	SharedPrefix int
+	PrefixGroups int
 	Seed         int64
 	// Requests is the number of distinct requests held (a dataset's
 	// sample); 0 for generated prompts, which are all distinct.
@@ -385,6 +400,9 @@ type Info struct {
 // Info describes w for a report.
 func (w *Workload) Info() Info {
 	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed, OwnAnswers: w.o.OwnAnswers}
+	if len(w.groups) > 1 {
+		in.PrefixGroups = len(w.groups)
+	}
 	if w.Conversational() {
 		in.Conversations = true
 		if w.data == nil {
@@ -450,6 +468,9 @@ func (in Info) String() string {
 		}
 		if in.SharedPrefix > 0 {
 			fmt.Fprintf(&b, ", shared prefix %d tokens", in.SharedPrefix)
+			if in.PrefixGroups > 1 {
+				fmt.Fprintf(&b, " in %d groups (request i starts with prefix i mod %d)", in.PrefixGroups, in.PrefixGroups)
+			}
 		}
 	}
 	if in.Conversations {
