@@ -136,6 +136,9 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if !c.Reuse && s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
 			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
 		}
+		if s.OutputTokens > 0 && 2*s.ReasoningTokens > s.OutputTokens {
+			add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
+		}
 		if s.NoContent > 0 {
 			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)
 		}

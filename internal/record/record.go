@@ -154,6 +154,12 @@ type Record struct {
 	AskedPromptTokens int
 	AskedPromptSource TokenSource
 	CachedTokens      int
+	// ReasoningTokens are the output tokens spent on the reasoning
+	// channel (part of OutputTokens): the server's count
+	// (usage.completion_tokens_details.reasoning_tokens, ReasoningSource
+	// usage), else the tokens of chunks with reasoning and no content.
+	ReasoningTokens int
+	ReasoningSource TokenSource
 
 	Status       Status
 	HTTPCode     int

@@ -307,7 +307,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		}
 		// TTFT is the first token on any channel; where visible content
 		// came later (reasoning), TTFO is what a reader waits for.
-		if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
+		if s.ReasoningTokens > 0 {
+			fmt.Fprintln(w, reasoningLine(s))
+		} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
 			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
 		}
 		if s.Retries > 0 {

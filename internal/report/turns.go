@@ -26,3 +26,15 @@ func Turns(w io.Writer, stages []summary.Stage) {
 		fmt.Fprintln(w)
 	}
 }
+
+// reasoningLine sets a reasoning stage's first token beside its first
+// visible content, with its reasoning tokens counted apart.
+func reasoningLine(s summary.Stage) string {
+	ttfo := "no visible content"
+	if s.TTFO.N > 0 {
+		ttfo = latency(s.TTFO.P50, s.TTFO.P99) + " ms"
+	}
+	return fmt.Sprintf("%s: reasoning %d of %d output tokens (%.0f%%), content %d; TTFT (first token, any channel) p50/p99 %s ms, TTFO (first visible content) p50/p99 %s; decode tok/s %.1f counts every generated token, reasoning included",
+		analyze.Label(s), s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(max(s.OutputTokens, 1)), s.OutputTokens-s.ReasoningTokens,
+		latency(s.TTFT.P50, s.TTFT.P99), ttfo, s.DecodeTokS.Mean)
+}

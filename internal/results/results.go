@@ -115,6 +115,8 @@ type line struct {
 	AskedPrompt  int                  `json:"asked_prompt_tokens,omitempty"`
 	AskedSource  string               `json:"asked_prompt_source,omitempty"`
 	CachedTokens int                  `json:"cached_tokens,omitempty"`
+	Reasoning    int                  `json:"reasoning_tokens,omitempty"`
+	ReasonSource string               `json:"reasoning_source,omitempty"`
 	Status       string               `json:"status"`
 	HTTPCode     int                  `json:"http_code,omitempty"`
 	Error        string               `json:"error,omitempty"`
@@ -151,7 +153,7 @@ func toLine(r *record.Record) line {
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
 		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
 		AskedPrompt: r.AskedPromptTokens, AskedSource: string(r.AskedPromptSource),
-		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
+		CachedTokens: r.CachedTokens, Reasoning: r.ReasoningTokens, ReasonSource: string(r.ReasoningSource), Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 		Buffered: r.Buffered, Coalesced: r.Coalesced, ConnectNs: int64(r.Connect), Text: r.Text,
 	}
@@ -169,7 +171,7 @@ func (l *line) record() record.Record {
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
 		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
 		AskedPromptTokens: l.AskedPrompt, AskedPromptSource: record.TokenSource(l.AskedSource),
-		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
+		CachedTokens: l.CachedTokens, ReasoningTokens: l.Reasoning, ReasoningSource: record.TokenSource(l.ReasonSource), Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 		Buffered: l.Buffered, Coalesced: l.Coalesced, Connect: time.Duration(l.ConnectNs), Text: l.Text,
 	}
@@ -395,6 +397,7 @@ func (l *line) check() error {
 	}{
 		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
 		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
+		{"reasoning_tokens", int64(l.Reasoning)}, {"conversation", int64(l.Conversation)}, {"turn", int64(l.Turn)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d is negative", f.name, f.v)

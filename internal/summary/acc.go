@@ -123,6 +123,7 @@ func (a *Acc) Add(r *record.Record) {
 	s.OutputTokens += r.OutputTokens
 	s.PromptTokens += r.PromptTokens
 	s.CachedTokens += r.CachedTokens
+	s.ReasoningTokens += r.ReasoningTokens
 	switch counted := r.PromptSource == record.SourceUsage; {
 	case counted && r.AskedPromptSource == record.SourceTokenizer:
 		s.PromptCompared++

@@ -33,6 +33,9 @@ type Stage struct {
 	OutputTokens int     `json:"output_tokens"`
 	PromptTokens int     `json:"prompt_tokens"`
 	CachedTokens int     `json:"cached_tokens"`
+	// ReasoningTokens are the output tokens of ok requests spent on the
+	// reasoning channel (part of OutputTokens).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// PromptCompared counts the ok requests whose prompt both a tokenizer
 	// (the workload's) and the server counted; AskedPrompt and
 	// ServerPrompt are their prompt tokens by each.
