@@ -140,6 +140,12 @@ type Spec struct {
 	Drafts     int     `yaml:"drafts"`
 	Acceptance float64 `yaml:"acceptance"`
 	DraftMs    float64 `yaml:"draft_ms"`
+	// AcceptanceRepetitive, when set, makes acceptance depend on the
+	// prompt's text: Acceptance for varied text (no word pair repeated)
+	// up to AcceptanceRepetitive for text that only repeats itself, in
+	// proportion to the prompt's Repetition. Drafters guess repetitive
+	// text better, so synthetic prompts flatter speculation.
+	AcceptanceRepetitive float64 `yaml:"acceptance_repetitive"`
 }
 
 // Chat is the chat route's own cost: templating and tokenization per
@@ -395,6 +401,9 @@ func (p *Profile) fill() error {
 		}
 		if s.DraftMs < 0 {
 			return bad("speculative.draft_ms", "must not be negative")
+		}
+		if !(s.AcceptanceRepetitive >= 0 && s.AcceptanceRepetitive < 1) {
+			return bad("speculative.acceptance_repetitive", "must be in [0, 1), got %v", s.AcceptanceRepetitive)
 		}
 	}
 	if p.RequestOverheadMs < 0 {
