@@ -43,6 +43,7 @@ func (c Asked) cacheLimit() float64 {
 type Asked struct {
 	SharedPrefix int  // tokens every prompt shares on purpose
 	Reuse        bool // prompts share prefixes on purpose (a trace, groups, conversations)
+	Thinking     bool // conversations with a think time: slots idle between turns by design
 	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
@@ -159,7 +160,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if s.BufferedShare > BufferedLimit {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
 		}
-		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) {
+		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 		}
 		if s.SteadyTokS > 0 {

@@ -243,7 +243,7 @@ func (r *Run) Find(k StageKey) *Stage {
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
 	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			for _, w := range s.Server.warnings(s.Stage) {

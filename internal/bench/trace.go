@@ -1,6 +1,10 @@
 package bench
 
-import "github.com/tokperf/tokperf/internal/runner"
+import (
+	"strconv"
+
+	"github.com/tokperf/tokperf/internal/runner"
+)
 
 // speedup is the trace's pace multiplier, 1 when unset.
 func (l Load) speedup() float64 {
@@ -16,10 +20,13 @@ func (l Load) speedup() float64 {
 // is still an open loop.
 func (l Load) traceRate() float64 {
 	s := l.Trace.Stats(1)
+	rate := s.Rate * l.speedup()
 	if s.Rate == 0 {
-		return float64(s.Requests) * l.speedup()
+		rate = float64(s.Requests) * l.speedup()
 	}
-	return s.Rate * l.speedup()
+	// Three significant digits: it labels the stage.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(rate, 'g', 3, 64), 64)
+	return r
 }
 
 // tracePlan is the one open-loop stage of a trace: its requests at their

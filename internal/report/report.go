@@ -307,6 +307,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		}
 		// TTFT is the first token on any channel; where visible content
 		// came later (reasoning), TTFO is what a reader waits for.
+		if s.CachedTokens > 0 {
+			fmt.Fprintf(w, "%s: the server served %d of %d prompt tokens (%.1f%%) from its prefix cache, by its usage counts\n", analyze.Label(s), s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(max(s.PromptTokens, 1)))
+		}
 		if s.ReasoningTokens > 0 {
 			fmt.Fprintln(w, reasoningLine(s))
 		} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
@@ -354,6 +357,9 @@ func ServerReadingLine(s summary.Stage, r *analyze.ServerReading) string {
 			sp += fmt.Sprintf(" (%.0f%% of drafts)", 100*r.SpecRate)
 		}
 		parts = append(parts, sp)
+	}
+	if r.CacheHitRate != nil {
+		parts = append(parts, fmt.Sprintf("prefix cache hit rate %.1f%%", 100**r.CacheHitRate))
 	}
 	if d, ok := r.RateDiff(); ok {
 		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%, ±%.0f%% from the scrape interval)", *r.GeneratedTokS, *r.ReceivedTokS, 100*d, 100*r.RateUncertainty))
