@@ -58,7 +58,7 @@ func (r *Runner) talk(ctx context.Context, st Plan, c, n int, d time.Duration, w
 						scheduled = r.Clock.Now()
 					}
 					source := func(int) record.Request { return r.Conversations.Turn(conv, turn, answers) }
-					rec := r.send(ctx, st, scheduled, warmup, emit, source, func(rec *record.Record) { rec.Conversation, rec.Turn = conv, turn+1 })
+					rec := r.send(ctx, st, r.take(), scheduled, warmup, emit, source, func(rec *record.Record) { rec.Conversation, rec.Turn = conv, turn+1 })
 					scheduled = rec.Done
 					if throttled(&rec) {
 						k++

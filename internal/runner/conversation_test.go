@@ -75,3 +75,27 @@ func TestConversationsTurnByTurn(t *testing.T) {
 		}
 	})
 }
+
+// Explicit arrivals (a trace's timestamps): the i-th arrival sends the
+// source's i-th request, even when many arrive at once and their sends
+// race (in real time: goroutines started together run in any order), and
+// each is scheduled at its own offset.
+func TestArrivalsInOrder(t *testing.T) {
+	func() {
+		var at []time.Duration
+		for i := range 200 {
+			at = append(at, time.Duration(i/50)*time.Millisecond) // bursts of 50 at once
+		}
+		r := &Runner{Backend: echo{time.Millisecond}, Source: func(i int) record.Request { return record.Request{Prompt: fmt.Sprint(i)} }, Clock: record.NewClock()}
+		recs := r.Stage(context.Background(), Plan{Rate: 1, At: at})
+		if len(recs) != 200 {
+			t.Fatalf("%d requests", len(recs))
+		}
+		start := recs[0].Scheduled - at[recs[0].ID] // the stage's start
+		for _, rec := range recs {
+			if rec.Text != "<"+fmt.Sprint(rec.ID)+">" || rec.Scheduled-start != at[rec.ID] {
+				t.Fatalf("request %d sent %s, scheduled %v; want its own prompt at %v", rec.ID, rec.Text, rec.Scheduled-start, at[rec.ID])
+			}
+		}
+	}()
+}

@@ -194,13 +194,12 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 
 // one sends request i and emits its record.
 func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
-	return r.send(ctx, st, scheduled, warmup, emit, r.Source, nil)
+	return r.send(ctx, st, r.take(), scheduled, warmup, emit, r.Source, nil)
 }
 
-// send builds a request with source, marks its record with mark (when
+// send builds request i with source, marks its record with mark (when
 // set), sends it and emits the record.
-func (r *Runner) send(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record), source Source, mark func(*record.Record)) record.Record {
-	i := r.take()
+func (r *Runner) send(ctx context.Context, st Plan, i int, scheduled time.Duration, warmup bool, emit func(record.Record), source Source, mark func(*record.Record)) record.Record {
 	rec := record.New(i)
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
 	rec.Scheduled = scheduled
@@ -302,8 +301,11 @@ func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
 				return
 			}
 		}
+		// The index is taken in arrival order: the i-th arrival sends the
+		// source's i-th request (a trace's i-th line at its timestamp).
+		i := r.take()
 		wg.Go(func() {
-			r.one(ctx, st, scheduled, false, emit)
+			r.send(ctx, st, i, scheduled, false, emit, r.Source, nil)
 			if slots != nil {
 				<-slots
 			}
