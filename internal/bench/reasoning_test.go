@@ -26,8 +26,12 @@ import (
 // visible content) and reasoning tokens are the simulator's own: its trace
 // says when it wrote the first chunk and the first past the thinking.
 func TestReasoningMatchesTheSimulator(t *testing.T) {
-	for _, field := range []string{"reasoning_content", "reasoning"} {
-		t.Run(field, func(t *testing.T) {
+	for _, c := range []struct {
+		field, wire string
+		source      record.TokenSource
+	}{{"reasoning_content", "", record.SourceUsage}, {"reasoning", "", record.SourceUsage}, {"reasoning_content", "wire: {omit_usage: true}", record.SourceChunks}} {
+		field := c.field
+		t.Run(field+c.wire, func(t *testing.T) {
 			p, err := sim.ParseProfile("r.yaml", []byte(fmt.Sprintf(`name: think
 engine: vllm
 model: think
@@ -36,7 +40,8 @@ decode: {linear: {a_ms: 5, c_ms: 0}}
 prefill: {fixed_ms: 2, per_token_us: 10}
 reasoning: {tokens: 30, field: %s}
 seed: 1
-`, field)))
+%s
+`, field, c.wire)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,8 +81,9 @@ seed: 1
 				if !ok {
 					t.Fatalf("request %d not in the simulator's trace", rec.ID)
 				}
-				if rec.ReasoningTokens != 30 || rec.ReasoningSource != record.SourceUsage || rec.OutputTokens != 50 {
-					t.Errorf("request %d: %d reasoning tokens (%s) of %d, want 30 (usage) of 50", rec.ID, rec.ReasoningTokens, rec.ReasoningSource, rec.OutputTokens)
+				// Without usage the reasoning-only chunks are counted, one token each.
+				if rec.ReasoningTokens != 30 || rec.ReasoningSource != c.source || rec.OutputTokens != 50 {
+					t.Errorf("request %d: %d reasoning tokens (%s) of %d, want 30 (%s) of 50", rec.ID, rec.ReasoningTokens, rec.ReasoningSource, rec.OutputTokens, c.source)
 				}
 				// The first content is the chunk that takes the count past 30.
 				first, cum := -1, 0
