@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/workload"
@@ -48,6 +49,14 @@ func talkRun(t *testing.T, profile string) *analyze.Run {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The result file folds into the same figures, turn by turn.
+	saved, err := ReadRun(context.Background(), run.File, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(run.Stages[0].Turns, saved.Stages[0].Turns); d != "" {
+		t.Errorf("the file's turns differ from the live run's (-live +file):\n%s", d)
 	}
 	return run
 }

@@ -124,7 +124,7 @@ func New(o Options) (*Workload, error) {
 		}
 		defer f.Close()
 		w.data, err = LoadDataset(f, o.Dataset, LoadOptions{
-			Format: o.Format, Tokenizer: o.Tokenizer, Sample: o.Requests, Seed: o.Seed, Filter: o.Filter,
+			Format: o.Format, Tokenizer: o.Tokenizer, Sample: o.Requests, Seed: o.Seed, Filter: o.Filter, Conversations: o.Conversations,
 		})
 		if err != nil {
 			return nil, err

@@ -21,10 +21,19 @@ func (w *Workload) Turns(c int) int {
 	if w.data == nil {
 		return max(w.o.Turns, 1)
 	}
-	return max(len(users(w.item(c).Messages)), 1)
+	return max(len(users(w.item(c).conversation())), 1)
 }
 
 func (w *Workload) item(c int) *Item { return &w.data.Items[c%len(w.data.Items)] }
+
+// conversation is an item's messages: a chat record's, or a ShareGPT
+// record's conversation.
+func (it *Item) conversation() []record.Message {
+	if len(it.Messages) > 0 {
+		return it.Messages
+	}
+	return it.Turns
+}
 
 // users are the indexes of the user messages of ms.
 func users(ms []record.Message) []int {
@@ -69,14 +78,15 @@ func (w *Workload) Turn(c, k int, answers []string) record.Request {
 		}
 	} else {
 		it := w.item(c)
-		ms := it.Messages
+		ms := it.conversation()
 		if len(ms) == 0 {
 			ms = []record.Message{{Role: "user", Content: it.Prompt}}
 		}
 		req.Messages, req.Tools = history(ms, k, answers), it.Tools
 		if reply := replyOf(ms, k); reply >= 0 && !w.o.OverrideOutput {
 			req.MaxTokens = max(w.count(ms[reply].Content), 1)
-		} else if it.OutputTokens > 0 && !w.o.OverrideOutput && k == w.Turns(c)-1 {
+		} else if len(it.Messages) > 0 && it.OutputTokens > 0 && !w.o.OverrideOutput && k == w.Turns(c)-1 {
+			// A chat record's max_tokens is its last turn's.
 			req.MaxTokens = it.OutputTokens
 		}
 	}

@@ -107,3 +107,35 @@ func TestDatasetConversation(t *testing.T) {
 		}
 	}
 }
+
+// A ShareGPT conversation replays turn by turn too: its system turns, then
+// from its first human turn on, its replies in the history.
+func TestShareGPTConversation(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.json")
+	data := `[{"conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "hi there"}, {"from": "gpt", "value": "hello you two"}, {"from": "human", "value": "more"}, {"from": "gpt", "value": "a b c d"}]}]`
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Options{Dataset: file, Conversations: true, Output: Fixed(9), Tokenizer: &wsTok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Turns(0) != 2 {
+		t.Fatalf("%d turns, want 2", w.Turns(0))
+	}
+	req := w.Turn(0, 1, nil)
+	if len(req.Messages) != 4 || req.Messages[0].Role != "system" || req.Messages[2].Content != "hello you two" || req.Messages[3].Content != "more" || req.MaxTokens != 4 {
+		t.Errorf("turn 2: %+v, max %d", req.Messages, req.MaxTokens)
+	}
+	if first := w.Turn(0, 0, nil); first.MaxTokens != 3 || first.Prompt != "system: sys\n\nuser: hi there" {
+		t.Errorf("turn 1: %q, max %d", first.Prompt, first.MaxTokens)
+	}
+	// Without conversations the record is its first exchange, as before.
+	single, err := New(Options{Dataset: file, Output: Fixed(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req := single.Request(0); req.Prompt != "hi there" || req.Messages != nil {
+		t.Errorf("single: %q %v", req.Prompt, req.Messages)
+	}
+}
