@@ -23,10 +23,13 @@ import (
 
 // cacheProfile is a vLLM-like simulator with a prefix cache of 16-token
 // blocks, large enough to forget nothing.
-func cacheProfile(t *testing.T) *sim.Profile {
+func cacheProfile(t *testing.T) *sim.Profile { return cacheProfileOf(t, "vllm") }
+
+// cacheProfileOf is cacheProfile imitating engine.
+func cacheProfileOf(t *testing.T, engine string) *sim.Profile {
 	t.Helper()
 	p, err := sim.ParseProfile("cache.yaml", []byte(`name: cache
-engine: vllm
+engine: `+engine+`
 model: cache
 max_running: 4096
 kv_tokens: 100000000
@@ -90,6 +93,12 @@ func metric(t *testing.T, page, name string) float64 {
 // /metrics as any vLLM's, hits the share of tokens trace stats computed
 // from the file alone.
 func TestTraceReplay(t *testing.T) {
+	for _, engine := range []string{"vllm", "sglang"} {
+		t.Run(engine, func(t *testing.T) { traceReplay(t, engine) })
+	}
+}
+
+func traceReplay(t *testing.T, engine string) {
 	const block = 64
 	tr := groupTrace(t, 400, 200, 4, block)
 	want := tr.Stats(block)
@@ -101,7 +110,7 @@ func TestTraceReplay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
 		ctx, stop := context.WithCancel(context.Background())
-		srv := sim.New(cacheProfile(t), sim.Options{NoTrace: true})
+		srv := sim.New(cacheProfileOf(t, engine), sim.Options{NoTrace: true})
 		done := make(chan struct{})
 		go func() { defer close(done); srv.Serve(ctx, n) }()
 		env := &Env{Listen: func(string) (net.Listener, error) { return n, nil }, Dial: n.Dial}
@@ -155,11 +164,24 @@ func TestTraceReplay(t *testing.T) {
 	if worst > 2*time.Millisecond {
 		t.Errorf("the latest send was %v after its timestamp", worst)
 	}
-	hits, queries := metric(t, page, "vllm:prefix_cache_hits_total"), metric(t, page, "vllm:prefix_cache_queries_total")
-	got := hits / queries
-	t.Logf("hit rate %.2f%% (%.0f of %.0f tokens); trace stats: %.2f%% of tokens, %.2f%% of blocks", 100*got, hits, queries, 100*want.TokenReuse(), 100*want.PrefixReuse())
-	if queries != float64(want.InputTokens) || math.Abs(got-want.TokenReuse()) > 0.01 {
-		t.Errorf("the simulator hit %.2f%% of %.0f tokens, trace stats says %.2f%% of %d", 100*got, queries, 100*want.TokenReuse(), want.InputTokens)
+	// Each engine's own names: vLLM counts tokens, SGLang gives a rate.
+	var got float64
+	if engine == "sglang" {
+		got = metric(t, page, "sglang:cache_hit_rate")
+	} else {
+		hits, queries := metric(t, page, "vllm:prefix_cache_hits_total"), metric(t, page, "vllm:prefix_cache_queries_total")
+		if got = hits / queries; queries != float64(want.InputTokens) {
+			t.Errorf("the simulator was asked %.0f prompt tokens, the trace has %d", queries, want.InputTokens)
+		}
+	}
+	// The client's view, from the usage counts of every request.
+	cached, prompt := 0, 0
+	for _, r := range recs {
+		cached, prompt = cached+r.CachedTokens, prompt+r.PromptTokens
+	}
+	t.Logf("hit rate %.2f%% by /metrics, %.2f%% by usage; trace stats: %.2f%% of tokens, %.2f%% of blocks", 100*got, 100*float64(cached)/float64(prompt), 100*want.TokenReuse(), 100*want.PrefixReuse())
+	if math.Abs(got-want.TokenReuse()) > 0.01 || math.Abs(float64(cached)/float64(prompt)-want.TokenReuse()) > 0.01 {
+		t.Errorf("the simulator hit %.2f%% (usage: %d of %d), trace stats says %.2f%%", 100*got, cached, prompt, 100*want.TokenReuse())
 	}
 }
 
