@@ -5,11 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/workload"
 )
@@ -31,6 +34,14 @@ seed: 1
 // profile, and returns the run.
 func talkRun(t *testing.T, profile string) *analyze.Run {
 	t.Helper()
+	run, _ := talkRunWith(t, profile, false)
+	return run
+}
+
+// talkRunWith is talkRun, the history the server's own answers when own,
+// and returns the workload too.
+func talkRunWith(t *testing.T, profile string, own bool) (*analyze.Run, *workload.Workload) {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
 	if err := os.WriteFile(file, []byte(profile), 0o644); err != nil {
@@ -38,13 +49,13 @@ func talkRun(t *testing.T, profile string) *analyze.Run {
 	}
 	in, _ := workload.ParseLengths("200")
 	out, _ := workload.ParseLengths("40")
-	w, err := workload.New(workload.Options{Input: in, Output: out, Turns: 4, Seed: 5, IgnoreEOS: true})
+	w, err := workload.New(workload.Options{Input: in, Output: out, Turns: 4, Seed: 5, IgnoreEOS: true, OwnAnswers: own})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var run *analyze.Run
 	virtual(t, func(env *Env) {
-		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: "completions"}, Prompts: w,
+		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: "completions", KeepText: own}, Prompts: w,
 			Load: Load{Concurrency: []int{1}, Requests: 3, Warmup: 0, Timeout: time.Minute, Think: 2 * time.Second}, Out: filepath.Join(dir, "r.jsonl")}, env)
 	})
 	if err != nil {
@@ -58,7 +69,44 @@ func talkRun(t *testing.T, profile string) *analyze.Run {
 	if d := cmp.Diff(run.Stages[0].Turns, saved.Stages[0].Turns); d != "" {
 		t.Errorf("the file's turns differ from the live run's (-live +file):\n%s", d)
 	}
-	return run
+	return run, w
+}
+
+// With own answers the k-th request carries the whole history as the
+// server wrote it: rebuilt from the answers in the result file, each
+// turn's prompt is as many words as the simulator counted in it.
+func TestConversationOwnAnswers(t *testing.T) {
+	run, w := talkRunWith(t, convProfile, true)
+	rd, f, err := results.Open(run.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	turns := map[int][]record.Record{}
+	for rd.Next() {
+		if rec := rd.Record(); !rec.Warmup {
+			turns[rec.Conversation] = append(turns[rec.Conversation], rec)
+		}
+	}
+	if len(turns) != 3 {
+		t.Fatalf("%d conversations", len(turns))
+	}
+	for c, recs := range turns {
+		var answers []string
+		for k, rec := range recs {
+			if rec.Turn != k+1 || rec.Text == "" {
+				t.Fatalf("conversation %d: record %d is turn %d, text %q", c, k, rec.Turn, rec.Text)
+			}
+			req := w.Turn(c, k, answers)
+			if n := len(strings.Fields(req.Prompt)); n != rec.PromptTokens {
+				t.Errorf("conversation %d turn %d: the server counted %d prompt tokens, the history with its answers has %d words", c, k+1, rec.PromptTokens, n)
+			}
+			if k > 0 && !strings.Contains(req.Prompt, "assistant: "+strings.TrimSpace(answers[k-1])) {
+				t.Errorf("conversation %d turn %d: the last answer is not in the history", c, k+1)
+			}
+			answers = append(answers, rec.Text)
+		}
+	}
 }
 
 // Conversations replayed turn by turn: each turn's prompt holds the whole

@@ -53,7 +53,8 @@ func turnIndex(c, k int) int { return c<<10 | k&1023 }
 // and its own user message, to the chat endpoint as messages and to every
 // other as "role: content" paragraphs (a prefix of the next turn's). The
 // history's replies are the dataset's or the generated ones, or, with
-// Options.OwnAnswers, answers[j] for each turn j < k that has one.
+// Options.OwnAnswers, answers[j] (spaces trimmed at both ends, as a chat
+// message holds it) for each turn j < k that has one.
 func (w *Workload) Turn(c, k int, answers []string) record.Request {
 	if !w.o.OwnAnswers {
 		answers = nil
@@ -70,7 +71,7 @@ func (w *Workload) Turn(c, k int, answers []string) record.Request {
 			}
 			reply := ""
 			if j < len(answers) {
-				reply = answers[j]
+				reply = strings.TrimSpace(answers[j])
 			} else {
 				reply, _ = w.textOf(streamReply|uint64(idx), w.o.Output.At(w.seed^streamOutput, idx), "")
 			}
@@ -118,7 +119,7 @@ func history(ms []record.Message, k int, answers []string) []record.Message {
 		out = append(out, ms[from:us[j]+1]...)
 		between := ms[us[j]+1 : us[j+1]]
 		if j < len(answers) {
-			out = append(out, record.Message{Role: "assistant", Content: answers[j]})
+			out = append(out, record.Message{Role: "assistant", Content: strings.TrimSpace(answers[j])})
 			for i, m := range between {
 				if m.Role == "assistant" {
 					between = append(between[:i:i], between[i+1:]...)
