@@ -85,7 +85,7 @@ func traceCmd(_ context.Context, cmd string, args []string, e *env) error {
 func writeTraceStats(w io.Writer, name string, s workload.TraceStats) {
 	fmt.Fprintf(w, "trace %s: %d requests over %.1f s", name, s.Requests, s.Span.Seconds())
 	if s.Rate > 0 {
-		fmt.Fprintf(w, ", %.2f requests/s", s.Rate)
+		fmt.Fprintf(w, ", %.2f requests/s, gaps' coefficient of variation %.2f (Poisson 1, bursts above)", s.Rate, s.GapCV)
 	}
 	fmt.Fprintln(w)
 	for _, l := range []struct {

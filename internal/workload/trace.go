@@ -199,9 +199,13 @@ func (t *Trace) Arrivals(speedup float64) []time.Duration {
 // TraceStats is what a trace asks for: how fast, how long, how much of its
 // prompts a prefix cache could serve.
 type TraceStats struct {
-	Requests  int
-	Span      time.Duration // first timestamp to last
-	Rate      float64       // requests/s over the span; 0 for one request
+	Requests int
+	Span     time.Duration // first timestamp to last
+	Rate     float64       // requests/s over the span; 0 for one request
+	// GapCV is the coefficient of variation (standard deviation / mean)
+	// of the gaps between timestamps: 1 for Poisson arrivals, 0 for
+	// constant ones, above 1 for bursts; 0 with fewer than two gaps.
+	GapCV     float64
 	BlockSize int
 	// Input and Output are the length distributions, in tokens.
 	Input, Output LengthStats
@@ -247,6 +251,7 @@ func (t *Trace) Stats(block int) TraceStats {
 		if n > 1 && s.Span > 0 {
 			s.Rate = float64(n-1) / s.Span.Seconds()
 		}
+		s.GapCV = gapCV(t.Requests)
 	}
 	seen := map[int64]bool{}
 	// chains[k] holds the hashes seen at block k of some request with every
@@ -281,6 +286,25 @@ func (t *Trace) Stats(block int) TraceStats {
 	}
 	s.Input, s.Output = lengthStats(in), lengthStats(out)
 	return s
+}
+
+// gapCV is the coefficient of variation of the gaps between requests.
+func gapCV(rs []TraceRequest) float64 {
+	if len(rs) < 3 {
+		return 0
+	}
+	var sum, sq float64
+	for i := 1; i < len(rs); i++ {
+		g := float64(rs[i].At - rs[i-1].At)
+		sum += g
+		sq += g * g
+	}
+	n := float64(len(rs) - 1)
+	mean := sum / n
+	if mean == 0 {
+		return 0
+	}
+	return math.Sqrt(max(sq/n-mean*mean, 0)) / mean
 }
 
 func lengthStats(v []int) LengthStats {

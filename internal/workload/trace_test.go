@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -94,6 +95,10 @@ func TestTraceStats(t *testing.T) {
 	}
 	if s.Input.Min != 100 || s.Input.Max != 1300 || s.Input.P50 != 1024 || s.Output.Mean != 21 {
 		t.Errorf("lengths %+v %+v", s.Input, s.Output)
+	}
+	// Gaps 5, 0.5, 6.5, 8 ms: mean 5, squared deviations 0, 20.25, 2.25, 9: variance 7.875.
+	if want := math.Sqrt(7.875) / 5; math.Abs(s.GapCV-want) > 1e-9 {
+		t.Errorf("gap CV %.4f, want %.4f", s.GapCV, want)
 	}
 	// A hash seen before but not after the same blocks is no prefix hit.
 	s = readTrace(t, `{"timestamp": 0, "input_length": 20, "output_length": 1, "hash_ids": [1, 2]}
