@@ -40,7 +40,8 @@ type Load struct {
 	// Think is the wait between a conversation's turns.
 	Think time.Duration
 	// Trace, when set, replaces every stage by one open loop that sends
-	// the prompts' trace at its timestamps, Speedup times as fast.
+	// the prompts' trace at its timestamps, Speedup times as fast (its
+	// first Requests when set, those before Duration when set).
 	Trace   *workload.Trace
 	Speedup float64
 }
@@ -88,8 +89,9 @@ func (l Load) level(index, c int) runner.Plan {
 func (l Load) record() record.Load {
 	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
 	if l.Trace != nil {
-		out.Rate, out.Arrival, out.Trace, out.Speedup = l.traceRate(), "trace", l.Trace.Name, l.speedup()
-		out.Requests, out.Warmup = len(l.Trace.Requests), 0
+		p := l.tracePlan()
+		out.Rate, out.Arrival, out.Trace, out.Speedup = p.Rate, "trace", l.Trace.Name, l.speedup()
+		out.Requests, out.Warmup = p.Requests, 0
 		if l.CapSet {
 			out.Concurrency = l.Concurrency
 		}

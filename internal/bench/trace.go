@@ -2,6 +2,7 @@ package bench
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/runner"
 )
@@ -14,17 +15,33 @@ func (l Load) speedup() float64 {
 	return 1
 }
 
-// traceRate is the trace's mean rate at its speedup, requests/s (recorded
-// with each request; the schedule is the timestamps). A trace whose
-// requests all share one timestamp counts as 1/s a request, so the stage
-// is still an open loop.
-func (l Load) traceRate() float64 {
-	s := l.Trace.Stats(1)
-	rate := s.Rate * l.speedup()
-	if s.Rate == 0 {
-		rate = float64(s.Requests) * l.speedup()
+// traceArrivals are the send offsets of the trace's requests at its
+// speedup: the first Requests of them when set, those before Duration
+// when set.
+func (l Load) traceArrivals() []time.Duration {
+	at := l.Trace.Arrivals(l.speedup())
+	if l.Requests > 0 && l.Requests < len(at) {
+		at = at[:l.Requests]
 	}
-	// Three significant digits: it labels the stage.
+	if l.Duration > 0 {
+		n := 0
+		for n < len(at) && at[n] < l.Duration {
+			n++
+		}
+		at = at[:max(n, 1)]
+	}
+	return at
+}
+
+// traceRate is the mean rate of the requests sent, requests/s to three
+// significant digits (recorded with each request and labelling the stage;
+// the schedule is the timestamps). Requests that all share one timestamp
+// count as their number a second, so the stage is still an open loop.
+func traceRate(at []time.Duration) float64 {
+	rate := float64(len(at))
+	if span := at[len(at)-1] - at[0]; len(at) > 1 && span > 0 {
+		rate = float64(len(at)-1) / span.Seconds()
+	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(rate, 'g', 3, 64), 64)
 	return r
 }
@@ -33,7 +50,8 @@ func (l Load) traceRate() float64 {
 // timestamps, no warm-up (it would take the trace's first requests), the
 // concurrency a cap when one was set.
 func (l Load) tracePlan() runner.Plan {
-	p := runner.Plan{Rate: l.traceRate(), At: l.Trace.Arrivals(l.speedup()), Requests: len(l.Trace.Requests), Timeout: l.Timeout, Seed: l.Seed}
+	at := l.traceArrivals()
+	p := runner.Plan{Rate: traceRate(at), At: at, Requests: len(at), Timeout: l.Timeout, Seed: l.Seed}
 	if l.CapSet && len(l.Concurrency) > 0 {
 		p.Concurrency = l.Concurrency[0]
 	}

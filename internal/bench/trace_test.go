@@ -220,3 +220,22 @@ func TestPrefixGroupsHitTheCache(t *testing.T) {
 		t.Errorf("%.0f of %.0f prompt tokens hit, want %.0f of %d", hits, queries, want, n*input)
 	}
 }
+
+// A trace's stage: its timestamps at the speedup, cut to the first
+// --requests or to those due within --duration, its rate theirs.
+func TestTracePlan(t *testing.T) {
+	tr := groupTrace(t, 10, 100, 2, 16) // every 10 ms
+	p := Load{Trace: tr, Speedup: 2}.tracePlan()
+	if len(p.At) != 10 || p.At[9] != 45*time.Millisecond || p.Rate != 200 || p.Warmup != 0 {
+		t.Errorf("speedup 2: %d arrivals, the last at %v, rate %g", len(p.At), p.At[9], p.Rate)
+	}
+	if p := (Load{Trace: tr, Requests: 4}).tracePlan(); len(p.At) != 4 || p.Requests != 4 {
+		t.Errorf("--requests 4: %d arrivals", len(p.At))
+	}
+	if p := (Load{Trace: tr, Duration: 35 * time.Millisecond}).tracePlan(); len(p.At) != 4 {
+		t.Errorf("--duration 35ms: %d arrivals, want those at 0, 10, 20, 30 ms", len(p.At))
+	}
+	if p := (Load{Trace: tr, Concurrency: []int{3}, CapSet: true}).tracePlan(); p.Concurrency != 3 {
+		t.Errorf("-c 3: cap %d", p.Concurrency)
+	}
+}

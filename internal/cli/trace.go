@@ -20,7 +20,7 @@ type traceFlags struct {
 
 func (f *traceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.trace, "trace", "", "replay a Mooncake-format trace (JSON lines of timestamp ms, input_length, output_length, hash_ids): each request at its timestamp, prompts built of blocks so that shared hash ids share text")
-	fs.Float64Var(&f.speedup, "speedup", 1, "with --trace: replay this many times as fast as recorded")
+	fs.Float64Var(&f.speedup, "speedup", 1, "with --trace: replay this many times as fast as recorded (--requests N: its first N requests; --duration D: those due in the first D)")
 	fs.IntVar(&f.blockSize, "block-size", workload.DefaultBlockSize, "with --trace: tokens of one hash id's block")
 }
 
@@ -40,8 +40,8 @@ func (f *traceFlags) check(l *loadFlags) error {
 		return usagef("--block-size %d: want 1 to %d tokens", f.blockSize, workload.MaxLength)
 	case l.dataset != "" || l.corpus != "":
 		return usagef("--trace builds its own prompts: it does not mix with --dataset or --corpus")
-	case len(l.rates) > 0 || l.duration > 0 || l.requests > 0:
-		return usagef("--trace sends its own requests at its own times: drop --rate, --duration and --requests")
+	case len(l.rates) > 0:
+		return usagef("--trace sends its requests at its own times: drop --rate")
 	case l.sharedPrefix > 0:
 		return usagef("--trace shares what its hash ids share: drop --shared-prefix")
 	}

@@ -55,6 +55,11 @@ func TestRunTrace(t *testing.T) {
 			t.Errorf("no %q in stderr:\n%s", want, errw)
 		}
 	}
+	// The first two requests only.
+	_, errw, code = runVirtual(t, "run", "--sim-profile", "tiny", "--trace", file, "--block-size", "16", "--requests", "2", "-o", filepath.Join(dir, "r2.jsonl"))
+	if code != 0 || !strings.Contains(errw, "trace (100/s): 0 warm-up, then 2 requests") || !strings.Contains(errw, "2 ok") {
+		t.Errorf("--requests 2: exit %d\n%s", code, errw)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
