@@ -88,7 +88,8 @@ type Workload struct {
 	data   *Dataset
 	trace  *Trace
 	block  int
-	texts  sync.Map // hash id → the block's text (trace)
+	texts  sync.Map     // hash id → the block's text (trace, with a tokenizer)
+	cached atomic.Int64 // bytes of block text made, for MaxBlockCache
 
 	prefix       string // the shared prefix, SharedPrefix tokens
 	prefixTokens int
@@ -327,6 +328,9 @@ func (w *Workload) source() record.TokenSource {
 func (w *Workload) Prepare(first, n int) {
 	if w.data != nil || n <= 0 {
 		return
+	}
+	if w.trace != nil {
+		n = w.tracePrepared(first, n)
 	}
 	built := make([]record.Request, n)
 	var next atomic.Int64

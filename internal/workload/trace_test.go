@@ -176,3 +176,22 @@ func TestTraceWorkloadConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Prepare builds a long trace's requests ahead only up to
+// MaxPreparedTokens; the rest are built when sent.
+func TestTracePreparedBound(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 1}`+"\n", i, MaxLength)
+	}
+	w, err := New(Options{Trace: readTrace(t, b.String())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.tracePrepared(0, 40); n != MaxPreparedTokens/MaxLength {
+		t.Errorf("%d of 40 requests of %d tokens prepared, want %d", n, MaxLength, MaxPreparedTokens/MaxLength)
+	}
+	if n := w.tracePrepared(3, 2); n != 2 {
+		t.Errorf("2 requests within the bound: %d prepared", n)
+	}
+}

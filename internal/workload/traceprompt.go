@@ -74,13 +74,15 @@ func (w *Workload) traced(i int, req record.Request) record.Request {
 	return req
 }
 
+// MaxBlockCache is how many bytes of block text a trace's workload keeps
+// (fitted to a tokenizer, a block is slow to make again); past it blocks
+// are made each time they are needed, the same text from the same seed.
+const MaxBlockCache = 256 << 20
+
 // blockText is the text of the block with hash id h: the same for the same
-// seed, made once.
+// seed. Words are drawn again each time (microseconds); prose fitted to a
+// tokenizer is kept, up to MaxBlockCache bytes.
 func (w *Workload) blockText(h int64) string {
-	if s, ok := w.texts.Load(h); ok {
-		return s.(string)
-	}
-	var text string
 	if w.o.Tokenizer == nil {
 		rng := rand.New(rand.NewPCG(uint64(w.seed), streamBlock|uint64(h)))
 		var b strings.Builder
@@ -90,12 +92,16 @@ func (w *Workload) blockText(h int64) string {
 			}
 			b.WriteString(words[rng.IntN(len(words))])
 		}
-		text = b.String()
-	} else {
-		text, _ = w.textOf(streamBlock|uint64(h), w.block, "")
+		return b.String()
 	}
-	s, _ := w.texts.LoadOrStore(h, text)
-	return s.(string)
+	if s, ok := w.texts.Load(h); ok {
+		return s.(string)
+	}
+	text, _ := w.textOf(streamBlock|uint64(h), w.block, "")
+	if w.cached.Add(int64(len(text))) <= MaxBlockCache {
+		w.texts.Store(h, text)
+	}
+	return text
 }
 
 // cut is the first n tokens of a block's text.
@@ -106,4 +112,22 @@ func (w *Workload) cut(text string, n int) string {
 	}
 	f := strings.Fields(text)
 	return strings.Join(f[:min(n, len(f))], " ")
+}
+
+// MaxPreparedTokens bounds the prompt tokens Prepare builds ahead for a
+// trace (about 6 bytes each): a long production trace's later requests are
+// built when sent (words: microseconds), and memory stays bounded.
+const MaxPreparedTokens = 1 << 24
+
+// tracePrepared is how many of the n requests from first Prepare builds:
+// as many as fit MaxPreparedTokens, at least one.
+func (w *Workload) tracePrepared(first, n int) int {
+	total := 0
+	for k := range n {
+		total += w.trace.Requests[(first+k)%len(w.trace.Requests)].Input
+		if total > MaxPreparedTokens {
+			return max(k, 1)
+		}
+	}
+	return n
 }
