@@ -42,6 +42,8 @@ func (c Asked) cacheLimit() float64 {
 // Asked is what the run asked for, to judge what it got.
 type Asked struct {
 	SharedPrefix int  // tokens every prompt shares on purpose
+	Reuse        bool // prompts share prefixes on purpose (a trace, groups, conversations)
+	Thinking     bool // conversations with a think time: slots idle between turns by design
 	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested per request
 	IgnoreEOS    bool // asked the server to ignore EOS
@@ -135,8 +137,11 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		// a chat template's fixed opening); only more than that is the
 		// cache flattering TTFT.
 		expected := s.OK * (c.SharedPrefix + CacheSlackTokens)
-		if s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
+		if !c.Reuse && s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
 			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
+		}
+		if s.OutputTokens > 0 && 2*s.ReasoningTokens > s.OutputTokens {
+			add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
 		}
 		if s.NoContent > 0 {
 			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)
@@ -158,7 +163,7 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if s.BufferedShare > BufferedLimit {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
 		}
-		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) {
+		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 		}
 		if s.SteadyTokS > 0 {

@@ -250,10 +250,15 @@ func (r *Run) Find(k StageKey) *Stage {
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
 	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
 	for _, s := range r.Stages {
 		if s.Server != nil {
-			ws = append(ws, s.Server.warnings(s.Stage)...)
+			for _, w := range s.Server.warnings(s.Stage) {
+				// Hits are the point of a workload that reuses on purpose.
+				if w.Check != "prefix_cache" || !r.Setup.Workload.Reuse {
+					ws = append(ws, w)
+				}
+			}
 		}
 	}
 	if w, ok := ollamaTemplate(r); ok {

@@ -13,6 +13,7 @@ type chunkFacts struct {
 	usage                    bool
 	prompt, completion       int
 	cached                   int
+	reasoningTokens          int // usage.completion_tokens_details.reasoning_tokens
 }
 
 // fastChunk reads an OpenAI chunk without encoding/json: one pass, no
@@ -72,7 +73,7 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 				})
 			})
 		case fold(key, "usage"):
-			f.usage, f.prompt, f.completion, f.cached = false, 0, 0, 0
+			f.usage, f.prompt, f.completion, f.cached, f.reasoningTokens = false, 0, 0, 0, 0
 			if s.null() {
 				return true
 			}
@@ -90,6 +91,16 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 					return s.object(func(key []byte) bool {
 						if fold(key, "cached_tokens") {
 							return s.int(&f.cached)
+						}
+						return s.value()
+					})
+				case fold(key, "completion_tokens_details"):
+					if s.null() {
+						return true
+					}
+					return s.object(func(key []byte) bool {
+						if fold(key, "reasoning_tokens") {
+							return s.int(&f.reasoningTokens)
 						}
 						return s.value()
 					})

@@ -15,6 +15,8 @@ func FuzzFastChunk(f *testing.F) {
 		`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
 		`{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
 		`{"choices":[],"usage":{"prompt_tokens":29,"completion_tokens":6,"prompt_tokens_details":{"cached_tokens":28}}}`,
+		`{"choices":[{"delta":{"reasoning_content":" a b","content":" c"}}],"usage":{"prompt_tokens":2,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":2}}}`,
+		`{"choices":[],"usage":{"completion_tokens":9,"completion_tokens_details":null}}`,
 		`{"choices":[{"delta":{"tool_calls":[{"index":0}]},"finish_reason":"tool_calls"}]}`,
 		`{"Choices":[{"TEXT":"x"}],"usage":null}`,
 		`{"choices":[{"text":"a\"b","finish_reason":"length"}]} `,

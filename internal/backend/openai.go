@@ -82,6 +82,9 @@ type openAIUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 type openAIChunk struct {
@@ -127,6 +130,9 @@ func (c *openAIChunk) facts() chunkFacts {
 		if d := u.PromptTokensDetails; d != nil {
 			f.cached = d.CachedTokens
 		}
+		if d := u.CompletionTokensDetails; d != nil {
+			f.reasoningTokens = d.ReasoningTokens
+		}
 	}
 	return f
 }
@@ -157,6 +163,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 		hasFinal   bool
 		sawFinish  bool
 		chunks     int
+		thinking   int // tokens of chunks with reasoning and no content
 	)
 	for ev.Next() {
 		now := clock.Now()
@@ -226,6 +233,9 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 			if f.cached > 0 {
 				rec.CachedTokens = f.cached
 			}
+			if f.reasoningTokens > 0 {
+				rec.ReasoningTokens, rec.ReasoningSource = f.reasoningTokens, record.SourceUsage
+			}
 		} else if content || reasoning || tool {
 			n = 1
 		}
@@ -235,6 +245,9 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 			late.chunk()
 			if content && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
+			}
+			if reasoning && !content {
+				thinking += n
 			}
 		}
 	}
@@ -249,6 +262,12 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 	rec.ChunkSource = record.SourceChunks
 	if continuous {
 		rec.ChunkSource = record.SourceContinuous
+	}
+	if rec.ReasoningSource == record.SourceNone && thinking > 0 {
+		// No count from the server: the reasoning-only chunks' tokens
+		// (a chunk with the last of the thinking and the first content
+		// counts as content).
+		rec.ReasoningTokens, rec.ReasoningSource = thinking, rec.ChunkSource
 	}
 	finish(rec, sawFinish, ev.Err())
 }

@@ -43,11 +43,21 @@ type Load struct {
 	// between the last two.
 	UntilSaturated bool
 	MaxConcurrency int
+	// Think is the wait between a conversation's turns.
+	Think time.Duration
+	// Trace, when set, replaces every stage by one open loop that sends
+	// the prompts' trace at its timestamps, Speedup times as fast (its
+	// first Requests when set, those before Duration when set).
+	Trace   *workload.Trace
+	Speedup float64
 }
 
 // Plans are the load's stages.
 func (l Load) Plans() []runner.Plan {
 	var out []runner.Plan
+	if l.Trace != nil {
+		return []runner.Plan{l.tracePlan()}
+	}
 	if len(l.Rates) > 0 {
 		cap := 0
 		if l.CapSet {
@@ -71,7 +81,7 @@ func (l Load) Plans() []runner.Plan {
 
 // level is the closed-loop stage at concurrency c.
 func (l Load) level(index, c int) runner.Plan {
-	st := runner.Plan{Index: index, Concurrency: c, Requests: DefaultRequests(c), Duration: l.stageTime(), Warmup: c, Timeout: l.Timeout, Seed: l.Seed}
+	st := runner.Plan{Index: index, Concurrency: c, Requests: DefaultRequests(c), Duration: l.stageTime(), Warmup: c, Timeout: l.Timeout, Seed: l.Seed, Think: l.Think}
 	if n := l.requests(index); n > 0 || l.Duration > 0 {
 		st.Requests, st.Duration = n, l.Duration
 	}
@@ -120,10 +130,17 @@ func (l Load) stageTime() time.Duration {
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
 	out := record.Load{Requests: l.Requests, RequestsPer: l.RequestsPer, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
-	if l.Requests == 0 && len(l.RequestsPer) == 0 && l.Duration == 0 {
+	if l.Requests == 0 && len(l.RequestsPer) == 0 && l.Duration == 0 && l.Trace == nil {
 		out.MaxStageS = l.stageTime().Seconds()
 	}
-	if len(l.Rates) > 0 {
+	if l.Trace != nil {
+		p := l.tracePlan()
+		out.Rate, out.Arrival, out.Trace, out.Speedup = p.Rate, "trace", l.Trace.Name, l.speedup()
+		out.Requests, out.Warmup = p.Requests, 0
+		if l.CapSet {
+			out.Concurrency = l.Concurrency
+		}
+	} else if len(l.Rates) > 0 {
 		out.Rate, out.Rates, out.Arrival = l.Rates[0], l.Rates, string(l.Arrival)
 		if l.CapSet {
 			out.Concurrency = l.Concurrency
@@ -179,7 +196,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		defer cfg.Prompts.Close()
 	}
-	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix}
+	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix, PrefixGroups: cfg.Workload.PrefixGroups}
 	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
 	setup.SLO = cfg.SLO
 	source := cfg.Workload.Request
@@ -191,6 +208,14 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		if _, fixed := cfg.Prompts.Output(); !fixed {
 			setup.Workload.Output = info.Output
+		}
+		setup.Workload.Reuse = info.Source == "trace" || info.Conversations
+		setup.Workload.Conversations, setup.Workload.Turns, setup.Workload.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
+		if info.Conversations {
+			setup.Workload.ThinkS = cfg.Load.Think.Seconds()
+		}
+		if info.Source == "trace" {
+			setup.Workload.Input, setup.Workload.Output, setup.Workload.InputTokens, setup.Workload.OutputTokens = "trace", "trace", 0, 0
 		}
 		if info.Source == "dataset" {
 			// The file's prompts and, where it gives them, its lengths.
@@ -214,7 +239,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		setup.Usage = "final"
 	}
 	setup.Load = cfg.Load.record()
-	if len(cfg.Load.Rates) > 0 {
+	if len(cfg.Load.Rates) > 0 || cfg.Load.Trace != nil {
 		// An open loop's sends are as punctual as this machine's timers:
 		// lateness counts only past their own oversleep.
 		late := TimerLate(100, 500*time.Microsecond)
@@ -250,6 +275,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	file := &sink{w: w}
 	fold := analyze.NewFold(setup, out)
 	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
+	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
+		r.Conversations = cfg.Prompts
+	}
 	progress := env.progress()
 	env.started(setup)
 	names := engine.MetricNames(setup.Server.Engine)
@@ -265,6 +293,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if p.Rate > 0 {
 			label = fmt.Sprintf("rate=%g/s", p.Rate)
 		}
+		if p.At != nil {
+			label = fmt.Sprintf("trace (%.3g/s)", p.Rate)
+		}
 		what := fmt.Sprintf("%d requests", p.Requests)
 		switch {
 		case p.Requests == 0:
@@ -272,12 +303,15 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		case p.Duration > 0:
 			what += " or " + p.Duration.String() + ", whichever comes first"
 		}
+		if r.Conversations != nil {
+			what = fmt.Sprintf("%d conversations, turn by turn", p.Requests)
+		}
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher
 		if scrape {
 			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
 		}
-		if cfg.Prompts != nil {
+		if cfg.Prompts != nil && r.Conversations == nil {
 			// Prompts are built before the stage's schedule starts, so
 			// building them never delays a request.
 			cfg.Prompts.Prepare(r.Next(), p.Warmup+p.Requests)

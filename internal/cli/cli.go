@@ -126,6 +126,7 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 	"compare":    compareCmd,
 	"baselines":  baselinesCmd,
 	"config":     configCmd,
+	"trace":      traceCmd,
 }
 
 func init() { commandTable["completion"] = completionCmd } // it lists the table
@@ -263,6 +264,7 @@ Usage:
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]
                              a run against a published baseline, per GPU, with fairness
   tokperf baselines [NAME]   the published baselines tokperf knows
+  tokperf trace stats FILE   a Mooncake-format trace's rate, lengths and prefix reuse
   tokperf selftest           how many streams tokperf measures accurately on this machine
                              (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own

@@ -244,6 +244,8 @@ func (f *targetFlags) target() bench.Target {
 // loadFlags are the flags of run, sweep and overhead.
 type loadFlags struct {
 	targetFlags
+	traceFlags
+	convFlags
 	untilSaturated                    bool
 	maxConc                           int
 	sloTTFT, sloTPOT, sloE2E          time.Duration
@@ -276,6 +278,14 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	f.registerTransport(fs)
 	f.registerLoad(fs, cmd)
 	f.registerWorkload(fs)
+	if cmd == "run" {
+		fs.group("Trace replay")
+		f.traceFlags.register(fs)
+	}
+	if cmd != "overhead" {
+		fs.group("Conversations and shared prefixes")
+		f.convFlags.register(fs)
+	}
 	fs.group("SLOs (goodput counts the requests that meet every one given)")
 	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "TTFT at most this")
 	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "TPOT at most this")
@@ -380,7 +390,13 @@ func (f *loadFlags) check(fs *flagSet) error {
 	if err := checkFormat(f.format); err != nil {
 		return err
 	}
-	if _, err := percentiles(f.percentiles); err != nil {
+	if err := f.traceFlags.check(f); err != nil {
+		return err
+	}
+	if err := f.convFlags.check(f); err != nil {
+		return err
+	}
+	if err := f.checkSizes(); err != nil {
 		return err
 	}
 	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
@@ -394,14 +410,6 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("--text %q: want words or prose", f.text)
 	case f.dataset != "" && f.corpus != "":
 		return usagef("give --dataset or --corpus, not both")
-	case len(f.requests) > 1 && len(f.rates) == 0 && len(f.requests) != len(f.conc):
-		return usagef("--requests has %d values for %d stages: give one, or one per stage", len(f.requests), len(f.conc))
-	case len(f.requests) > 1 && len(f.rates) > 0 && len(f.requests) != len(f.rates):
-		return usagef("--requests has %d values for %d rates: give one, or one per rate", len(f.requests), len(f.rates))
-	case len(f.requests) > 1 && f.untilSaturated:
-		return usagef("--until-saturated chooses its own levels: give one --requests value")
-	case f.maxStage < 0:
-		return usagef("--max-stage-time must not be negative")
 	case f.duration < 0:
 		return usagef("--duration must not be negative")
 	case f.timeout <= 0:
@@ -428,13 +436,32 @@ func (f *loadFlags) check(fs *flagSet) error {
 	return nil
 }
 
+// checkSizes checks how many requests a stage has, and the percentiles
+// the table shows of them.
+func (f *loadFlags) checkSizes() error {
+	if _, err := percentiles(f.percentiles); err != nil {
+		return err
+	}
+	switch {
+	case len(f.requests) > 1 && len(f.rates) == 0 && len(f.requests) != len(f.conc):
+		return usagef("--requests has %d values for %d stages: give one, or one per stage", len(f.requests), len(f.conc))
+	case len(f.requests) > 1 && len(f.rates) > 0 && len(f.requests) != len(f.rates):
+		return usagef("--requests has %d values for %d rates: give one, or one per rate", len(f.requests), len(f.rates))
+	case len(f.requests) > 1 && f.untilSaturated:
+		return usagef("--until-saturated chooses its own levels: give one --requests value")
+	case f.maxStage < 0:
+		return usagef("--max-stage-time must not be negative")
+	}
+	return nil
+}
+
 // prompts is the workload of realistic text, a corpus or a dataset, or nil
 // for the fixed word list (whose prompts are one word a token on the
 // simulator, as the golden files and the seed reproduction expect).
 func (f *loadFlags) prompts() (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
-	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && fixedIn && fixedOut {
+	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && !f.convFlags.on() && fixedIn && fixedOut {
 		return nil, nil
 	}
 	format, err := workload.ParseFormat(f.datasetFmt)
@@ -458,7 +485,8 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 // workloadWith is the workload of the flags, counted by tok.
 func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
-		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -485,13 +513,14 @@ func (f *loadFlags) runSeed() {
 }
 
 func (f *loadFlags) workload() workload.Synthetic {
-	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix}
+	return workload.Synthetic{InputTokens: f.inputTokens.n(), OutputTokens: f.outputTokens.n(), IgnoreEOS: f.ignoreEOS, Temperature: f.temperature, Seed: f.seed, SharedPrefix: f.sharedPrefix, PrefixGroups: f.prefixGroups}
 }
 
 // targetOf is the target of a run: the embedded simulator, if it is one,
 // counts prompts with the run's tokenizer, as the served model would.
 func (f *loadFlags) targetOf() bench.Target {
 	t := f.target()
+	t.KeepText = f.ownAnswers // the next turn's history
 	if f.tok != nil {
 		t.Tokenizer = f.tok
 	}
@@ -500,7 +529,8 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc}
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
+		Trace: f.loaded, Speedup: f.speedup, Think: f.think}
 }
 
 // requestsOne is --requests when it is one value for every stage, else 0.

@@ -88,6 +88,13 @@ the configuration a result file was made with, to run it again.`,
   tokperf config print --from tokperf-results/20261201-101500-sweep.jsonl > again.yaml
   tokperf sweep --config again.yaml`,
 	},
+	"trace": {
+		usage: "trace stats FILE.jsonl",
+		summary: `What a Mooncake-format trace holds: its rate and burstiness, the length
+distributions, and how much of its prompts a prefix cache could reuse.`,
+		examples: `  tokperf trace stats mooncake.jsonl
+  tokperf run --url http://127.0.0.1:8000 --trace mooncake.jsonl --speedup 2`,
+	},
 	"completion": {
 		usage:   "completion bash|zsh|fish",
 		summary: `A shell completion script for tokperf's commands and flags.`,

@@ -126,6 +126,10 @@ type Record struct {
 	Concurrency int // the stage's target concurrency (0 for uncapped open loop)
 	Rate        float64
 	Warmup      bool // excluded from every figure
+	// Conversation and Turn place a multi-turn request: the conversation's
+	// index in the run and the turn's, from 1 (0: not a conversation).
+	Conversation int
+	Turn         int
 
 	Scheduled    time.Duration
 	Sent         time.Duration
@@ -150,6 +154,12 @@ type Record struct {
 	AskedPromptTokens int
 	AskedPromptSource TokenSource
 	CachedTokens      int
+	// ReasoningTokens are the output tokens spent on the reasoning
+	// channel (part of OutputTokens): the server's count
+	// (usage.completion_tokens_details.reasoning_tokens, ReasoningSource
+	// usage), else the tokens of chunks with reasoning and no content.
+	ReasoningTokens int
+	ReasoningSource TokenSource
 
 	Status       Status
 	HTTPCode     int

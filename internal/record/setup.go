@@ -95,6 +95,18 @@ type Workload struct {
 	IgnoreEOS    bool  `json:"ignore_eos"`
 	Seed         int64 `json:"seed"`
 	SharedPrefix int   `json:"shared_prefix,omitempty"` // tokens all prompts share
+	PrefixGroups int   `json:"prefix_groups,omitempty"` // different shared prefixes, request i the (i mod G)-th
+	// Reuse says the prompts share prefixes on purpose beyond SharedPrefix
+	// (a trace's blocks, prefix groups, conversations' histories): a
+	// prefix cache's hits are what is studied, not a flattered TTFT.
+	Reuse bool `json:"reuse,omitempty"`
+	// Conversations says requests were conversations sent turn by turn
+	// (Turns each when generated), ThinkS apart; OwnAnswers that the
+	// history held the server's answers.
+	Conversations bool    `json:"conversations,omitempty"`
+	Turns         int     `json:"turns,omitempty"`
+	ThinkS        float64 `json:"think_s,omitempty"`
+	OwnAnswers    bool    `json:"own_answers,omitempty"`
 	// Prompts describes where prompts came from when not the fixed word
 	// list: synthetic prose, a corpus or a dataset, the length
 	// distributions, and whether a tokenizer counted them or they are
@@ -120,6 +132,10 @@ type Load struct {
 	// TimerLateP99Ms is how late this machine's timers woke (p99 of a
 	// probe at the start of an open-loop run): sends are late only past it.
 	TimerLateP99Ms float64 `json:"timer_late_p99_ms,omitempty"`
+	// Trace is the trace file replayed (Arrival "trace"), at Speedup
+	// times its pace.
+	Trace   string  `json:"trace,omitempty"`
+	Speedup float64 `json:"speedup,omitempty"`
 }
 
 // Sampling is the sampling parameters sent.

@@ -319,11 +319,17 @@ func Describe(s record.Setup) string {
 		out = s.Workload.Output
 	}
 	prompts := in + "-token prompts"
-	if in == "dataset" {
+	switch in {
+	case "dataset":
 		prompts = "the dataset's prompts"
+	case "trace":
+		prompts = "the trace's prompts at its timestamps"
 	}
-	if out == "dataset" {
+	switch out {
+	case "dataset":
 		out = "the dataset's"
+	case "trace":
+		out = "the trace's"
 	}
 	fmt.Fprintf(&b, "\nworkload: %s, up to %s output tokens, %s, temperature %g", prompts, out, eos, s.Sampling.Temperature)
 	if s.Workload.Prompts != "" {
@@ -440,7 +446,12 @@ func Text(w io.Writer, r *analyze.Run) {
 		}
 		// TTFT is the first token on any channel; where visible content
 		// came later (reasoning), TTFO is what a reader waits for.
-		if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
+		if s.CachedTokens > 0 {
+			fmt.Fprintf(w, "%s: the server served %d of %d prompt tokens (%.1f%%) from its prefix cache, by its usage counts\n", analyze.Label(s), s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(max(s.PromptTokens, 1)))
+		}
+		if s.ReasoningTokens > 0 {
+			fmt.Fprintln(w, reasoningLine(s))
+		} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
 			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
 		}
 		if s.RetryAfter > 0 || s.BackoffS > 0 {
@@ -458,6 +469,7 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	Turns(w, stages)
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))
@@ -490,6 +502,9 @@ func ServerReadingLine(s summary.Stage, r *analyze.ServerReading) string {
 			sp += fmt.Sprintf(" (%.0f%% of drafts)", 100*r.SpecRate)
 		}
 		parts = append(parts, sp)
+	}
+	if r.CacheHitRate != nil {
+		parts = append(parts, fmt.Sprintf("prefix cache hit rate %.1f%%", 100**r.CacheHitRate))
 	}
 	if d, ok := r.RateDiff(); ok {
 		parts = append(parts, fmt.Sprintf("generated %.1f tok/s by its counters vs %.1f received (%+.1f%%, ±%.0f%% from the scrape interval)", *r.GeneratedTokS, *r.ReceivedTokS, 100*d, 100*r.RateUncertainty))

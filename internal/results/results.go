@@ -97,6 +97,8 @@ type line struct {
 	Concurrency  int                  `json:"concurrency"`
 	Rate         float64              `json:"rate,omitempty"`
 	Warmup       bool                 `json:"warmup,omitempty"`
+	Conversation int                  `json:"conversation,omitempty"`
+	Turn         int                  `json:"turn,omitempty"`
 	Scheduled    int64                `json:"scheduled_ns"`
 	Sent         int64                `json:"sent_ns"`
 	FirstByte    *int64               `json:"first_byte_ns,omitempty"`
@@ -113,6 +115,8 @@ type line struct {
 	AskedPrompt  int                  `json:"asked_prompt_tokens,omitempty"`
 	AskedSource  string               `json:"asked_prompt_source,omitempty"`
 	CachedTokens int                  `json:"cached_tokens,omitempty"`
+	Reasoning    int                  `json:"reasoning_tokens,omitempty"`
+	ReasonSource string               `json:"reasoning_source,omitempty"`
 	Status       string               `json:"status"`
 	HTTPCode     int                  `json:"http_code,omitempty"`
 	Error        string               `json:"error,omitempty"`
@@ -146,13 +150,13 @@ func unopt(p *int64) time.Duration {
 
 func toLine(r *record.Record) line {
 	l := line{
-		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup,
+		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Conversation: r.Conversation, Turn: r.Turn,
 		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
 		ChunkSource: string(r.ChunkSource), PromptTokens: r.PromptTokens, PromptSource: string(r.PromptSource),
 		AskedPrompt: r.AskedPromptTokens, AskedSource: string(r.AskedPromptSource),
-		CachedTokens: r.CachedTokens, Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
+		CachedTokens: r.CachedTokens, Reasoning: r.ReasoningTokens, ReasonSource: string(r.ReasoningSource), Status: string(r.Status), HTTPCode: r.HTTPCode, Error: r.Error,
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 		Buffered: r.Buffered, Coalesced: r.Coalesced, ConnectNs: int64(r.Connect), Text: r.Text,
 		RetryAfterNs: int64(r.RetryAfter), BackoffNs: int64(r.Backoff), NoKeepAlive: r.NoKeepAlive,
@@ -165,13 +169,13 @@ func toLine(r *record.Record) line {
 
 func (l *line) record() record.Record {
 	r := record.Record{
-		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup,
+		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Conversation: l.Conversation, Turn: l.Turn,
 		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
 		ChunkSource: record.TokenSource(l.ChunkSource), PromptTokens: l.PromptTokens, PromptSource: record.TokenSource(l.PromptSource),
 		AskedPromptTokens: l.AskedPrompt, AskedPromptSource: record.TokenSource(l.AskedSource),
-		CachedTokens: l.CachedTokens, Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
+		CachedTokens: l.CachedTokens, ReasoningTokens: l.Reasoning, ReasoningSource: record.TokenSource(l.ReasonSource), Status: record.Status(l.Status), HTTPCode: l.HTTPCode, Error: l.Error,
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 		Buffered: l.Buffered, Coalesced: l.Coalesced, Connect: time.Duration(l.ConnectNs), Text: l.Text,
 		RetryAfter: time.Duration(l.RetryAfterNs), Backoff: time.Duration(l.BackoffNs), NoKeepAlive: l.NoKeepAlive,
@@ -399,6 +403,7 @@ func (l *line) check() error {
 		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
 		{"retry_after_ns", l.RetryAfterNs}, {"backoff_ns", l.BackoffNs},
 		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
+		{"reasoning_tokens", int64(l.Reasoning)}, {"conversation", int64(l.Conversation)}, {"turn", int64(l.Turn)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d is negative", f.name, f.v)

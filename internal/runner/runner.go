@@ -38,11 +38,18 @@ type Plan struct {
 	Concurrency int     // closed loop: requests in flight; open loop: a cap (0: none)
 	Rate        float64 // open loop: requests/s; 0 for closed loop
 	Arrival     schedule.Arrival
-	Requests    int           // measured requests; 0: as many as Duration allows
-	Duration    time.Duration // start requests for this long (with Requests: whichever ends first)
-	Warmup      int           // warm-up requests before measuring, at the stage's concurrency
-	Timeout     time.Duration // per request; 0: none
-	Seed        int64
+	// At, when set, is each request's send offset from the stage's start
+	// (a trace's timestamps): an open loop of len(At) requests whatever
+	// Rate, Requests and Duration say (Rate is then only recorded).
+	At       []time.Duration
+	Requests int           // measured requests; 0: as many as Duration allows
+	Duration time.Duration // start requests for this long (with Requests: whichever ends first)
+	Warmup   int           // warm-up requests before measuring, at the stage's concurrency
+	Timeout  time.Duration // per request; 0: none
+	Seed     int64
+	// Think is the wait between a conversation's turns: after one ends,
+	// before the next is sent (Runner.Conversations).
+	Think time.Duration
 }
 
 // Runner runs stages against one backend.
@@ -51,6 +58,10 @@ type Runner struct {
 	Source  Source
 	Sink    Sink
 	Clock   record.Clock
+	// Conversations, when set, makes a closed-loop stage's slots hold
+	// conversations instead of requests (Requests and Warmup count
+	// conversations): see talk.
+	Conversations Conversations
 	// GiveUp is how many requests in a row may get no response at all
 	// (refused, reset before a byte) before the stage stops with
 	// ErrServerGone: a dead server is not hammered. 0 is DefaultGiveUp;
@@ -59,6 +70,7 @@ type Runner struct {
 
 	mu     sync.Mutex
 	next   int          // request index across the run
+	conv   int          // conversation index across the run
 	silent atomic.Int64 // requests in a row with no response
 }
 
@@ -172,7 +184,7 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 		r.closed(ctx, st, min(c, st.Warmup), st.Warmup, 0, true, emit)
 	}
 	if ctx.Err() == nil {
-		if st.Rate > 0 {
+		if st.Rate > 0 || st.At != nil {
 			r.open(ctx, st, emit)
 		} else {
 			r.closed(ctx, st, st.Concurrency, st.Requests, st.Duration, false, emit)
@@ -188,11 +200,19 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 
 // one sends request i and emits its record.
 func (r *Runner) one(ctx context.Context, st Plan, scheduled, waited time.Duration, warmup bool, emit func(record.Record)) record.Record {
-	i := r.take()
+	return r.send(ctx, st, r.take(), scheduled, waited, warmup, emit, r.Source, nil)
+}
+
+// send builds request i with source, marks its record with mark (when
+// set), sends it and emits the record; waited is the slot's wait before it.
+func (r *Runner) send(ctx context.Context, st Plan, i int, scheduled, waited time.Duration, warmup bool, emit func(record.Record), source Source, mark func(*record.Record)) record.Record {
 	rec := record.New(i)
 	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
 	rec.Scheduled, rec.Backoff = scheduled, waited
-	req := r.Source(i)
+	if mark != nil {
+		mark(&rec)
+	}
+	req := source(i)
 	rec.AskedPromptTokens, rec.AskedPromptSource = req.PromptTokens, req.PromptSource
 	rctx, cancel := ctx, context.CancelFunc(func() {})
 	if st.Timeout > 0 {
@@ -209,6 +229,10 @@ func (r *Runner) one(ctx context.Context, st Plan, scheduled, waited time.Durati
 func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
 	if c <= 0 {
 		c = 1
+	}
+	if r.Conversations != nil {
+		r.talk(ctx, st, c, n, d, warmup, emit)
+		return
 	}
 	start := r.Clock.Now()
 	var mu sync.Mutex
@@ -238,7 +262,7 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 				// the client's queue, so the next is scheduled after it.
 				k++
 				wait := backoff(k, &rec)
-				if n == 0 {
+				if d > 0 {
 					wait = min(wait, max(start+d-r.Clock.Now(), 0)) // never past the stage's end
 				}
 				t := time.NewTimer(wait)
@@ -259,7 +283,10 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 // earlier ones; with a concurrency cap a request that finds no free slot
 // waits and starts late, and its record shows it.
 func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
-	arrivals := schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
+	arrivals := st.At
+	if arrivals == nil {
+		arrivals = schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
+	}
 	var slots chan struct{}
 	if st.Concurrency > 0 {
 		slots = make(chan struct{}, st.Concurrency)
@@ -285,8 +312,11 @@ func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
 				return
 			}
 		}
+		// The index is taken in arrival order: the i-th arrival sends the
+		// source's i-th request (a trace's i-th line at its timestamp).
+		i := r.take()
 		wg.Go(func() {
-			r.one(ctx, st, scheduled, 0, false, emit)
+			r.send(ctx, st, i, scheduled, 0, false, emit, r.Source, nil)
 			if slots != nil {
 				<-slots
 			}

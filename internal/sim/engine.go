@@ -20,6 +20,10 @@ type Job struct {
 	// Blocks are the prompt's chained block hashes, for the prefix cache
 	// (blockHashes); nil when the profile has none.
 	Blocks []uint64
+	// Acceptance, when Accept is set, is this request's speculative
+	// acceptance instead of the profile's (Spec.AcceptanceRepetitive).
+	Acceptance float64
+	Accept     bool
 }
 
 // Event is one chunk's worth of engine output for a request.
@@ -360,8 +364,11 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 			n := 1
 			if sp := e.p.Spec; sp != nil {
-				acc := 0
-				for acc < sp.Drafts && e.rng.Float64() < sp.Acceptance {
+				acc, alpha := 0, sp.Acceptance
+				if s.job.Accept {
+					alpha = s.job.Acceptance
+				}
+				for acc < sp.Drafts && e.rng.Float64() < alpha {
 					acc++
 				}
 				n += acc

@@ -114,6 +114,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if s.p.PrefixCache {
 		job.Blocks = blockHashes(g.prompt, s.p.PrefixCacheBlock)
 	}
+	if sp := s.p.Spec; sp != nil && sp.AcceptanceRepetitive > 0 {
+		job.Acceptance, job.Accept = sp.AcceptanceFor(Repetition(g.prompt)), true
+	}
 	st, err := s.eng.Submit(job)
 	if err != nil {
 		openAIError(w, 503, err.Error())

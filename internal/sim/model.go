@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"time"
 )
 
@@ -102,4 +103,33 @@ func (p *Profile) verifyWidth() int {
 		return 1
 	}
 	return p.Spec.Drafts + 1
+}
+
+// AcceptanceFor is the acceptance of a prompt of repetition r (0: varied,
+// 1: it only repeats itself): Acceptance, towards AcceptanceRepetitive.
+func (s *Spec) AcceptanceFor(r float64) float64 {
+	if s.AcceptanceRepetitive == 0 {
+		return s.Acceptance
+	}
+	return s.Acceptance + (s.AcceptanceRepetitive-s.Acceptance)*min(max(r, 0), 1)
+}
+
+// Repetition is the share of a text's word pairs that came earlier in it:
+// 0 when no pair repeats (varied prose), near 1 for a text that loops.
+// Words are compared as written, case and punctuation included.
+func Repetition(text string) float64 {
+	words := strings.Fields(text)
+	if len(words) < 3 {
+		return 0
+	}
+	seen := make(map[[2]string]bool, len(words))
+	again := 0
+	for i := 1; i < len(words); i++ {
+		p := [2]string{words[i-1], words[i]}
+		if seen[p] {
+			again++
+		}
+		seen[p] = true
+	}
+	return float64(again) / float64(len(words)-1)
 }

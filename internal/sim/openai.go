@@ -195,6 +195,12 @@ type usage struct {
 	CompletionTokens    int            `json:"completion_tokens"`
 	TotalTokens         int            `json:"total_tokens"`
 	PromptTokensDetails *promptDetails `json:"prompt_tokens_details,omitempty"`
+	// CompletionTokensDetails is sent by a reasoning profile.
+	CompletionTokensDetails *completionDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type completionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 // promptDetails is sent with a prefix cache, as vLLM does with
@@ -222,9 +228,11 @@ type openAIChoice struct {
 }
 
 type chatDelta struct {
-	Role      string     `json:"role,omitempty"`
-	Content   *string    `json:"content,omitempty"`
-	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	Content          *string    `json:"content,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Reasoning        *string    `json:"reasoning,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
 }
 
 // toolCall is one call in a message, or a fragment of it in a delta (the
@@ -268,6 +276,9 @@ func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion
 		if f.s.p.PrefixCache {
 			c.Usage.PromptTokensDetails = &promptDetails{CachedTokens: x.cached}
 		}
+		if r := f.s.p.Reasoning; r != nil && f.chat {
+			c.Usage.CompletionTokensDetails = &completionDetails{ReasoningTokens: min(r.Tokens, completion)}
+		}
 	}
 	return c
 }
@@ -290,7 +301,18 @@ func (f *openAIFormat) begin(b []byte, x *exchange) []byte {
 
 func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []int) []byte {
 	if x.g.tool == "" {
-		return sse(b, f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous))
+		c := f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous)
+		if r := f.s.p.Reasoning; r != nil && f.chat {
+			// Tokens before the chunk's own, then how many of its own are
+			// still reasoning: a chunk may hold the last of the thinking and
+			// the first of the answer.
+			n := min(max(r.Tokens-(ev.Total-ev.Tokens), 0), ev.Tokens)
+			if n > 0 {
+				cut := tokenCut(piece, n)
+				f.reason(c.Choices[0].Delta, string(piece[:cut]), string(piece[cut:]))
+			}
+		}
+		return sse(b, c)
 	}
 	finish := ""
 	if ev.Done {
@@ -310,6 +332,34 @@ func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []
 	call.Index = &zero
 	c.Choices[0].Delta = &chatDelta{ToolCalls: []toolCall{call}}
 	return sse(b, c)
+}
+
+// reason puts thinking on the profile's reasoning channel of d and the
+// rest, if any, in its content.
+func (f *openAIFormat) reason(d *chatDelta, thinking, content string) {
+	if f.s.p.Reasoning.Field == "reasoning" {
+		d.Reasoning = &thinking
+	} else {
+		d.ReasoningContent = &thinking
+	}
+	d.Content = nil
+	if content != "" {
+		d.Content = &content
+	}
+}
+
+// tokenCut is where the n-th token of text ends: every generated token
+// is a space and a word.
+func tokenCut(text []byte, n int) int {
+	seen := 0
+	for i, c := range text {
+		if c == ' ' && i > 0 {
+			if seen++; seen == n {
+				return i
+			}
+		}
+	}
+	return len(text)
 }
 
 // call is the tool call of x, whole or (first false) a later fragment.
@@ -337,6 +387,10 @@ func (f *openAIFormat) whole(x *exchange, ev Event) any {
 	if f.chat {
 		c.Object = "chat.completion"
 		c.Choices[0].Message = &chatDelta{Role: "assistant", Content: &text}
+		if r := f.s.p.Reasoning; r != nil && x.g.tool == "" {
+			cut := tokenCut(x.text, min(r.Tokens, ev.Total))
+			f.reason(c.Choices[0].Message, string(x.text[:cut]), string(x.text[cut:]))
+		}
 		c.Choices[0].Delta = nil
 		if x.g.tool != "" {
 			finish := "tool_calls"

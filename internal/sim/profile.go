@@ -62,11 +62,23 @@ type Profile struct {
 	PrefixCache       bool `yaml:"prefix_cache"`
 	PrefixCacheBlock  int  `yaml:"prefix_cache_block"`  // tokens a block; default 16
 	PrefixCacheTokens int  `yaml:"prefix_cache_tokens"` // the cache's budget
+	// Reasoning, when set, makes the chat route stream the first
+	// reasoning.tokens tokens of every output on the reasoning channel
+	// (delta.reasoning_content, or delta.reasoning with field: reasoning)
+	// before any content, counted in
+	// usage.completion_tokens_details.reasoning_tokens.
+	Reasoning *Reasoning `yaml:"reasoning"`
 	// Faults by route path ("/v1/completions") or "*" for every generation route.
 	Faults map[string]Fault `yaml:"faults"`
 	// DieAfter makes the server crash (close every connection and stop)
 	// when this many generation requests have arrived; 0: never.
 	DieAfter int `yaml:"die_after"`
+}
+
+// Reasoning is a reasoning model's thinking before its visible answer.
+type Reasoning struct {
+	Tokens int    `yaml:"tokens"` // the first tokens of each output
+	Field  string `yaml:"field"`  // reasoning_content (default) or reasoning
 }
 
 // Decode gives the time of one decode step against the batch size, as a
@@ -128,6 +140,12 @@ type Spec struct {
 	Drafts     int     `yaml:"drafts"`
 	Acceptance float64 `yaml:"acceptance"`
 	DraftMs    float64 `yaml:"draft_ms"`
+	// AcceptanceRepetitive, when set, makes acceptance depend on the
+	// prompt's text: Acceptance for varied text (no word pair repeated)
+	// up to AcceptanceRepetitive for text that only repeats itself, in
+	// proportion to the prompt's Repetition. Drafters guess repetitive
+	// text better, so synthetic prompts flatter speculation.
+	AcceptanceRepetitive float64 `yaml:"acceptance_repetitive"`
 }
 
 // Chat is the chat route's own cost: templating and tokenization per
@@ -336,6 +354,18 @@ func (p *Profile) fill() error {
 			return bad("prefix_cache_tokens", "must be between a block (%d) and kv_tokens (%d), got %d", p.PrefixCacheBlock, p.KVTokens, p.PrefixCacheTokens)
 		}
 	}
+	if r := p.Reasoning; r != nil {
+		if r.Tokens < 1 || r.Tokens > 1<<20 {
+			return bad("reasoning.tokens", "must be 1..1048576, got %d", r.Tokens)
+		}
+		switch r.Field {
+		case "":
+			r.Field = "reasoning_content"
+		case "reasoning_content", "reasoning":
+		default:
+			return bad("reasoning.field", "must be reasoning_content or reasoning, got %q", r.Field)
+		}
+	}
 	if p.DieAfter < 0 {
 		return bad("die_after", "must not be negative")
 	}
@@ -390,6 +420,9 @@ func (p *Profile) fill() error {
 		}
 		if s.DraftMs < 0 {
 			return bad("speculative.draft_ms", "must not be negative")
+		}
+		if !(s.AcceptanceRepetitive >= 0 && s.AcceptanceRepetitive < 1) {
+			return bad("speculative.acceptance_repetitive", "must be in [0, 1), got %v", s.AcceptanceRepetitive)
 		}
 	}
 	if p.RequestOverheadMs < 0 {

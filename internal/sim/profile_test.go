@@ -22,6 +22,9 @@ func TestProfileOptionErrors(t *testing.T) {
 		{"prefix-tokens-without-cache", "prefix_cache_tokens: 800\n", "t.yaml:6: prefix_cache_tokens: needs prefix_cache: true"},
 		{"prefix-block-huge", "prefix_cache: true\nprefix_cache_block: 5000\n", "t.yaml:7: prefix_cache_block: must be 1..4096 tokens, got 5000"},
 		{"prefix-budget-under-a-block", "prefix_cache: true\nprefix_cache_tokens: 4\n", "t.yaml:7: prefix_cache_tokens: must be between a block (16) and kv_tokens"},
+		{"acceptance-repetitive", "speculative: {drafts: 2, acceptance: 0.5, acceptance_repetitive: 1.5}\n", "t.yaml:6: speculative.acceptance_repetitive: must be in [0, 1), got 1.5"},
+		{"reasoning-none", "reasoning: {tokens: 0}\n", "t.yaml:6: reasoning.tokens: must be 1..1048576, got 0"},
+		{"reasoning-field", "reasoning: {tokens: 5, field: thoughts}\n", `t.yaml:6: reasoning.field: must be reasoning_content or reasoning, got "thoughts"`},
 		{"prefix-budget-over-the-pool", "kv_tokens: 1000\nprefix_cache: true\nprefix_cache_tokens: 2000\n", "t.yaml:8: prefix_cache_tokens: must be between a block (16) and kv_tokens (1000), got 2000"},
 		{"fault-on-unknown-route", "faults:\n  /v1/complete:\n    http_500: 1\n", "t.yaml:8: faults./v1/complete: is not a generation route of the simulator"},
 		{"fault-on-models-route", "faults:\n  /v1/models:\n    http_500: 1\n", "faults./v1/models: is not a generation route"},
@@ -54,7 +57,7 @@ func TestReadmeListsTheOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(readme)
-	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens"}
+	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens", "reasoning"}
 	wt := reflect.TypeFor[Wire]()
 	for i := range wt.NumField() {
 		tags = append(tags, wt.Field(i).Tag.Get("yaml"))

@@ -38,6 +38,8 @@ type Acc struct {
 	srvDecode, srvE2E                                   []float64
 	// sent and done of every measured request, for the steady state.
 	sent, done []time.Duration
+	// turns gathers a conversation's requests by turn (index turn-1).
+	turns []turnAcc
 
 	// blocks hold every measured request's chunks: a header
 	// uvarint(chunks<<1 | ok), then per chunk zigzag(Δat)<<1 | (tokens≠1)
@@ -128,6 +130,7 @@ func (a *Acc) Add(r *record.Record) {
 	s.OutputTokens += r.OutputTokens
 	s.PromptTokens += r.PromptTokens
 	s.CachedTokens += r.CachedTokens
+	s.ReasoningTokens += r.ReasoningTokens
 	switch counted := r.PromptSource == record.SourceUsage; {
 	case counted && r.AskedPromptSource == record.SourceTokenizer:
 		s.PromptCompared++
@@ -158,6 +161,7 @@ func (a *Acc) Add(r *record.Record) {
 	}
 	ttft, _ := r.TTFT()
 	a.ttft = append(a.ttft, ms(ttft))
+	a.turn(r, ms(ttft))
 	if ttfo, ok := r.TTFO(); ok {
 		a.ttfo = append(a.ttfo, ms(ttfo))
 	} else {
@@ -334,6 +338,7 @@ func (a *Acc) Stage() Stage {
 	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
 	s.ServerDecodeTokS, s.ServerE2E = stats.Describe(a.srvDecode), stats.Describe(a.srvE2E)
 	s.ICL, s.ITL = a.gapDists()
+	s.Turns = a.turnFigures()
 	return s
 }
 

@@ -41,6 +41,9 @@ type Stage struct {
 	OutputTokens int     `json:"output_tokens"`
 	PromptTokens int     `json:"prompt_tokens"`
 	CachedTokens int     `json:"cached_tokens"`
+	// ReasoningTokens are the output tokens of ok requests spent on the
+	// reasoning channel (part of OutputTokens).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// PromptCompared counts the ok requests whose prompt both a tokenizer
 	// (the workload's) and the server counted; AskedPrompt and
 	// ServerPrompt are their prompt tokens by each.
@@ -97,6 +100,10 @@ type Stage struct {
 	ServerCompute    int        `json:"server_compute_only,omitempty"` // of them, decode times of compute only
 	ServerDecodeTokS stats.Dist `json:"server_decode_tok_s"`
 	ServerE2E        stats.Dist `json:"server_e2e_ms"`
+
+	// Turns are a multi-turn stage's figures by turn (METRICS.md §2):
+	// the first turn of every conversation, the second, and so on.
+	Turns []Turn `json:"turns,omitempty"`
 
 	// Token sources over ok requests, for the warnings.
 	OutputSources map[record.TokenSource]int `json:"output_sources"`

@@ -25,6 +25,22 @@ type Options struct {
 	// names its format ("" detects it).
 	Dataset string
 	Format  Format
+	// Trace, when set, is a Mooncake-format trace the requests come from,
+	// one a line, in order: prompts of its lengths built from blocks of
+	// BlockSize tokens (DefaultBlockSize when 0), the same hash id the
+	// same text, so that requests sharing a prefix share its blocks.
+	Trace     *Trace
+	BlockSize int
+	// Turns, when above 0, makes generated requests conversations of that
+	// many turns: each turn's user message of Input tokens, each reply of
+	// the turn's Output tokens, the history growing turn by turn.
+	// Conversations makes a dataset's records conversations: a turn for
+	// each user message, the dataset's replies in the history. OwnAnswers
+	// puts the server's own answers in the history instead of the
+	// generated or the dataset's replies.
+	Turns         int
+	Conversations bool
+	OwnAnswers    bool
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -41,6 +57,10 @@ type Options struct {
 	// starts with a part of its own, so nothing else can be served from a
 	// prefix cache.
 	SharedPrefix int
+	// PrefixGroups, above 1, makes that many different shared prefixes of
+	// SharedPrefix tokens (several system prompts), request i starting
+	// with prefix i mod PrefixGroups.
+	PrefixGroups int
 	// Requests is how many dataset records to sample (0: all usable).
 	Requests int
 	Filter   Filter
@@ -66,9 +86,14 @@ type Workload struct {
 	corpus *os.File
 	size   int64
 	data   *Dataset
+	trace  *Trace
+	block  int
+	texts  sync.Map     // hash id → the block's text (trace, with a tokenizer)
+	cached atomic.Int64 // bytes of block text made, for MaxBlockCache
 
 	prefix       string // the shared prefix, SharedPrefix tokens
 	prefixTokens int
+	groups       []string // the prefixes of PrefixGroups, the first prefix
 
 	mu    sync.RWMutex
 	first int
@@ -80,6 +105,17 @@ type Workload struct {
 func New(o Options) (*Workload, error) {
 	w := &Workload{o: o, seed: o.Seed}
 	switch {
+	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
+		return nil, errors.New("a workload takes a trace, a dataset or a corpus, not two")
+	case o.Trace != nil:
+		w.trace, w.block = o.Trace, o.BlockSize
+		if w.block == 0 {
+			w.block = DefaultBlockSize
+		}
+		if err := o.Trace.Check(w.block); err != nil {
+			return nil, err
+		}
+		return w, nil
 	case o.Dataset != "" && o.Corpus != "":
 		return nil, errors.New("a workload takes a dataset or a corpus, not both")
 	case o.Dataset != "":
@@ -89,7 +125,7 @@ func New(o Options) (*Workload, error) {
 		}
 		defer f.Close()
 		w.data, err = LoadDataset(f, o.Dataset, LoadOptions{
-			Format: o.Format, Tokenizer: o.Tokenizer, Sample: o.Requests, Seed: o.Seed, Filter: o.Filter,
+			Format: o.Format, Tokenizer: o.Tokenizer, Sample: o.Requests, Seed: o.Seed, Filter: o.Filter, Conversations: o.Conversations,
 		})
 		if err != nil {
 			return nil, err
@@ -114,6 +150,11 @@ func New(o Options) (*Workload, error) {
 	}
 	if o.SharedPrefix > 0 {
 		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
+		w.groups = []string{w.prefix}
+		for g := 1; g < o.PrefixGroups; g++ {
+			text, _ := w.textOf(streamPrefix+uint64(g), o.SharedPrefix, "")
+			w.groups = append(w.groups, text)
+		}
 	}
 	return w, nil
 }
@@ -137,6 +178,15 @@ const (
 // (fewer only if the corpus runs dry), and its count. A head of n tokens or
 // more is returned whole.
 func (w *Workload) text(i, n int, head string) (string, int) {
+	stream := uint64(i)
+	if i < 0 {
+		stream = streamPrefix
+	}
+	return w.textOf(stream, n, head)
+}
+
+// textOf is text from the generator's stream.
+func (w *Workload) textOf(stream uint64, n int, head string) (string, int) {
 	count := EstimateTokens
 	t := w.o.Tokenizer
 	if t != nil {
@@ -146,10 +196,6 @@ func (w *Workload) text(i, n int, head string) (string, int) {
 		if c := count(head); c >= n {
 			return head, c
 		}
-	}
-	stream := uint64(i)
-	if i < 0 {
-		stream = streamPrefix
 	}
 	src := w.body(stream)
 	var b strings.Builder
@@ -229,6 +275,9 @@ func (w *Workload) build(i int) record.Request {
 		IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature,
 		PromptSource: w.source(),
 	}
+	if w.trace != nil {
+		return w.traced(i, req)
+	}
 	if w.data != nil {
 		it := &w.data.Items[i%len(w.data.Items)]
 		req.Prompt, req.PromptTokens = it.Prompt, it.PromptTokens
@@ -245,12 +294,15 @@ func (w *Workload) build(i int) record.Request {
 		count = w.o.Tokenizer.Count
 	}
 	prefix, pt := w.prefix, w.prefixTokens
+	if len(w.groups) > 1 {
+		prefix = w.groups[i%len(w.groups)]
+	}
 	if ownN := count(own); pt > 0 && n < pt+ownN {
 		// Too short for the whole shared part: keep what fits before the
 		// request's own part.
 		prefix = ""
 		if k := n - ownN; k > 0 {
-			prefix, _ = w.text(-1, k, "")
+			prefix, _ = w.textOf(streamPrefix+uint64(i%max(len(w.groups), 1)), k, "")
 		}
 	}
 	head := own
@@ -276,6 +328,9 @@ func (w *Workload) source() record.TokenSource {
 func (w *Workload) Prepare(first, n int) {
 	if w.data != nil || n <= 0 {
 		return
+	}
+	if w.trace != nil {
+		n = w.tracePrepared(first, n)
 	}
 	built := make([]record.Request, n)
 	var next atomic.Int64
@@ -326,23 +381,45 @@ type Info struct {
 	Tokenizer string // the tokenizer's name; "" when lengths are estimated
 	Input     string // the input length distribution; "" for a dataset
 	Output    string // the output length distribution; "" when the dataset's own
-	// SharedPrefix is the shared prefix's length in tokens.
+	// SharedPrefix is the shared prefix's length in tokens, and
+	// PrefixGroups how many different ones there are (0 or 1: one).
 	SharedPrefix int
+	PrefixGroups int
 	Seed         int64
 	// Requests is the number of distinct requests held (a dataset's
 	// sample); 0 for generated prompts, which are all distinct.
 	Requests int
-	Usable   int            // dataset records that passed the filter
-	Skipped  map[string]int // dataset records left out, by reason
+	// BlockSize is a trace's prefix block, in tokens.
+	BlockSize int
+	// Turns is the turns of every generated conversation; Conversations
+	// says a dataset's records are sent turn by turn; OwnAnswers that the
+	// history holds the server's answers.
+	Turns         int
+	Conversations bool
+	OwnAnswers    bool
+	Usable        int            // dataset records that passed the filter
+	Skipped       map[string]int // dataset records left out, by reason
 }
 
 // Info describes w for a report.
 func (w *Workload) Info() Info {
-	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed}
+	in := Info{Input: w.o.Input.String(), Output: w.o.Output.String(), SharedPrefix: w.prefixTokens, Seed: w.seed, OwnAnswers: w.o.OwnAnswers}
+	if len(w.groups) > 1 {
+		in.PrefixGroups = len(w.groups)
+	}
+	if w.Conversational() {
+		in.Conversations = true
+		if w.data == nil {
+			in.Turns = w.o.Turns
+		}
+	}
 	if t := w.o.Tokenizer; t != nil {
 		in.Tokenizer = t.Name()
 	}
 	switch {
+	case w.trace != nil:
+		in.Source, in.File, in.Input, in.Output = "trace", w.trace.Name, "", ""
+		in.Requests, in.BlockSize, in.SharedPrefix = len(w.trace.Requests), w.block, 0
 	case w.data != nil:
 		in.Source, in.File, in.Format, in.Input = "dataset", w.data.Name, w.data.Format, ""
 		in.Requests, in.Usable, in.Skipped = len(w.data.Items), w.data.Usable, w.data.Skipped
@@ -382,18 +459,37 @@ func (in Info) String() string {
 		default:
 			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
 		}
+	case "trace":
+		fmt.Fprintf(&b, "trace %s: %d requests at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, in.Requests, in.BlockSize)
 	case "corpus":
 		fmt.Fprintf(&b, "corpus %s (random windows), input %s tokens", in.File, in.Input)
 	default:
 		fmt.Fprintf(&b, "synthetic text (%d words, Zipf), input %s tokens", len(vocab), in.Input)
 	}
-	if in.Source != "dataset" {
+	if in.Source != "dataset" && in.Source != "trace" {
 		if in.Output != "" {
 			fmt.Fprintf(&b, ", output %s tokens", in.Output)
 		}
 		if in.SharedPrefix > 0 {
 			fmt.Fprintf(&b, ", shared prefix %d tokens", in.SharedPrefix)
+			if in.PrefixGroups > 1 {
+				fmt.Fprintf(&b, " in %d groups (request i starts with prefix i mod %d)", in.PrefixGroups, in.PrefixGroups)
+			}
 		}
+	}
+	if in.Conversations {
+		turns := "a turn a user message"
+		if in.Turns > 0 {
+			turns = fmt.Sprintf("%d turns", in.Turns)
+		}
+		history := "its replies"
+		if in.Source != "dataset" {
+			history = "generated replies of the output length"
+		}
+		if in.OwnAnswers {
+			history = "the server's own answers"
+		}
+		fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
 	}
 	if in.Tokenizer != "" {
 		fmt.Fprintf(&b, ", lengths by tokenizer %s", in.Tokenizer)

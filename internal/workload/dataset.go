@@ -67,6 +67,10 @@ type Item struct {
 	Reply string
 	// Line is where the record starts in the file (1-based).
 	Line int
+	// Turns is a ShareGPT record's whole conversation as chat messages
+	// (human → user, gpt → assistant, system), read only for multi-turn
+	// replay (Reader.Conversations).
+	Turns []record.Message
 }
 
 // Reader reads a dataset one Item at a time, holding at most one record
@@ -83,6 +87,9 @@ type Reader struct {
 	// MaxRecord caps one record's size in bytes; 0 means MaxRecordBytes.
 	// Set it before the first Next.
 	MaxRecord int
+	// Conversations keeps each ShareGPT record's whole conversation in
+	// Item.Turns, for multi-turn replay.
+	Conversations bool
 
 	name    string
 	format  Format
@@ -489,8 +496,7 @@ func (r *Reader) shareGPT(obj map[string]json.RawMessage) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	type turn struct{ from, value string }
-	var ts []turn
+	var ts []shareGPTTurn
 	for i, t := range turns {
 		p := index("conversations", i)
 		o, err := object(t, p)
@@ -505,7 +511,7 @@ func (r *Reader) shareGPT(obj map[string]json.RawMessage) (*Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, turn{strings.ToLower(from), value})
+		ts = append(ts, shareGPTTurn{strings.ToLower(from), value})
 	}
 	for i, t := range ts {
 		if t.from != "human" && t.from != "user" {
@@ -524,7 +530,19 @@ func (r *Reader) shareGPT(obj map[string]json.RawMessage) (*Item, error) {
 					r.skipped[skipEmptyReply]++
 					return nil, nil
 				}
-				return &Item{Prompt: t.value, Reply: u.value}, nil
+				it := &Item{Prompt: t.value, Reply: u.value}
+				if r.Conversations {
+					// System turns before the first human one, then the
+					// conversation from it.
+					var before []shareGPTTurn
+					for _, t := range ts[:i] {
+						if t.from == "system" {
+							before = append(before, t)
+						}
+					}
+					it.Turns = shareGPTMessages(append(before, ts[i:]...))
+				}
+				return it, nil
 			}
 			break
 		}
@@ -532,6 +550,25 @@ func (r *Reader) shareGPT(obj map[string]json.RawMessage) (*Item, error) {
 	}
 	r.skipped[skipNoReply]++
 	return nil, nil
+}
+
+type shareGPTTurn struct{ from, value string }
+
+// shareGPTMessages is a ShareGPT conversation as chat messages; turns of
+// other speakers are left out.
+func shareGPTMessages(ts []shareGPTTurn) []record.Message {
+	var out []record.Message
+	for _, t := range ts {
+		switch t.from {
+		case "human", "user":
+			out = append(out, record.Message{Role: "user", Content: t.value})
+		case "gpt", "chatgpt", "assistant", "bing", "bard", "model":
+			out = append(out, record.Message{Role: "assistant", Content: t.value})
+		case "system":
+			out = append(out, record.Message{Role: "system", Content: t.value})
+		}
+	}
+	return out
 }
 
 func prompt(obj map[string]json.RawMessage) (*Item, error) {

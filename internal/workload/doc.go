@@ -14,8 +14,22 @@
 //     memory at a time, filtered by length and sampled.
 //
 // Generated prompts start with the shared prefix, if any (SharedPrefix
-// tokens every prompt shares on purpose), then a part of their own (the
-// marker r<i>), so that a prefix cache cannot serve the rest. Everything is
+// tokens every prompt shares on purpose; PrefixGroups different ones,
+// request i starting with the (i mod PrefixGroups)-th), then a part of
+// their own (the marker r<i>), so that a prefix cache cannot serve the
+// rest.
+//
+// # Reuse on purpose: traces and conversations
+//
+// A Mooncake-format trace (ReadTrace, Options.Trace: JSON Lines of
+// timestamp ms, input_length, output_length, hash_ids) gives each request's
+// lengths and prompt blocks: a block of BlockSize tokens is the same text
+// for the same hash id, so requests that share a hash id share that prefix
+// block exactly; Trace.Arrivals are the send times and Trace.Stats the
+// rate, lengths and prefix reuse. Conversations (Options.Turns generated,
+// Options.Conversations a dataset's) are sent turn by turn through Turn,
+// each turn carrying the whole history before it (with OwnAnswers, the
+// server's answers in place of the replies). Everything is
 // the same for the same seed and request index.
 //
 // With a Tokenizer a generated prompt asked for N tokens is exactly N by it

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // addFiles seeds f with testdata files.
@@ -219,6 +220,52 @@ func FuzzLengthsFile(f *testing.F) {
 		again, err := ReadLengths(strings.NewReader(b.String()), "f.txt")
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(v) {
 			t.Fatalf("re-reading %v gave %v, %v", v, again, err)
+		}
+	})
+}
+
+// FuzzTrace: any input reads as a trace that holds what its lines said
+// (offsets from 0 upwards in order, lengths in range) and builds prompts of
+// its lengths, or is an error naming the file.
+func FuzzTrace(f *testing.F) {
+	addFiles(f, "trace.jsonl")
+	f.Add([]byte(`{"timestamp": 1e3, "input_length": 3, "output_length": 1, "hash_ids": [9]}`))
+	f.Add([]byte("{\"timestamp\": 2}\n{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1}"))
+	f.Add([]byte(`{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [1, 2, 3, 4, 5, 6]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ReadTrace(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz") && !strings.HasPrefix(err.Error(), "reading fuzz") {
+				t.Fatalf("error without the file's name: %v", err)
+			}
+			return
+		}
+		var prev time.Duration
+		for _, r := range tr.Requests {
+			if r.At < prev || r.Input < 1 || r.Input > MaxLength || r.Output < 1 || r.Line < 1 {
+				t.Fatalf("bad request %+v after %v", r, prev)
+			}
+			prev = r.At
+		}
+		const block = 4
+		if tr.Check(block) != nil {
+			return
+		}
+		s := tr.Stats(block)
+		if s.Prefix > s.Seen || s.Seen > s.Blocks || s.PrefixTokens > s.InputTokens {
+			t.Fatalf("stats %+v", s)
+		}
+		w, err := New(Options{Trace: tr, BlockSize: block, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range tr.Requests[:min(len(tr.Requests), 4)] {
+			if r.Input > 4096 {
+				continue
+			}
+			if req := w.Request(i); len(strings.Fields(req.Prompt)) != r.Input {
+				t.Fatalf("request %d: %d words, want %d", i, len(strings.Fields(req.Prompt)), r.Input)
+			}
 		}
 	})
 }

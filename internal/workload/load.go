@@ -34,6 +34,9 @@ type LoadOptions struct {
 	Filter Filter
 	// MaxRecord caps one record in bytes; 0 means MaxRecordBytes.
 	MaxRecord int
+	// Conversations keeps ShareGPT records' whole conversations
+	// (Item.Turns), for multi-turn replay.
+	Conversations bool
 }
 
 // Dataset is the sample of a dataset's requests a run draws from.
@@ -63,7 +66,7 @@ func LoadDataset(r io.Reader, name string, o LoadOptions) (*Dataset, error) {
 		count = o.Tokenizer.Count
 	}
 	rd := NewReader(r, name, o.Format)
-	rd.MaxRecord = o.MaxRecord
+	rd.MaxRecord, rd.Conversations = o.MaxRecord, o.Conversations
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0xda7a5e7))
 	d := &Dataset{Name: name}
 	f := o.Filter

@@ -20,6 +20,9 @@ type Synthetic struct {
 	// SharedPrefix is how many leading tokens every prompt shares (to study
 	// a prefix cache on purpose); the rest of each prompt is its own.
 	SharedPrefix int
+	// PrefixGroups, above 1, makes that many different shared prefixes,
+	// request i starting with prefix i mod PrefixGroups.
+	PrefixGroups int
 }
 
 var words = strings.Fields(`the of and to in is was for on that with as by at from his her an it
@@ -47,7 +50,11 @@ having seen death experience body word half really week field car words already 
 func (s *Synthetic) Request(i int) record.Request {
 	var b strings.Builder
 	n := max(s.InputTokens, 1)
-	shared := rand.New(rand.NewPCG(uint64(s.Seed), 0x5a5ed))
+	group := uint64(0)
+	if s.PrefixGroups > 1 {
+		group = uint64(i % s.PrefixGroups)
+	}
+	shared := rand.New(rand.NewPCG(uint64(s.Seed), 0x5a5ed+group))
 	for k := range min(s.SharedPrefix, n-1) {
 		if k > 0 {
 			b.WriteByte(' ')

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testTrace = `{"timestamp": 0, "input_length": 40, "output_length": 5, "hash_ids": [1, 2, 3]}
+{"timestamp": 10, "input_length": 40, "output_length": 5, "hash_ids": [1, 2, 4]}
+{"timestamp": 20, "input_length": 40, "output_length": 5, "hash_ids": [1, 5, 6]}
+`
+
+func TestTraceStatsCommand(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(file, []byte(testTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errw, code := runVirtual(t, "trace", "stats", file, "--block-size", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	// 9 blocks; 1 twice again, 2 once: 3 seen before, all as a prefix; 16+16+16 of 120 tokens.
+	for _, want := range []string{"3 requests over 0.0 s, 100.00 requests/s", "input  tokens: mean 40", "9 blocks, 33.3% seen before, 33.3% as a prefix", "40.0% of input tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if err := os.WriteFile(file, []byte(testTrace+`{"timestamp": 30, "input_length": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errw, code = runVirtual(t, "trace", "stats", file)
+	if code != exitCouldNotRun || !strings.Contains(errw, `t.jsonl:4: field "input_length"`) {
+		t.Errorf("a bad line: exit %d, %s", code, errw)
+	}
+	_, errw, code = runVirtual(t, "trace", file)
+	if code != exitUsage {
+		t.Errorf("no stats: exit %d, %s", code, errw)
+	}
+}
+
+func TestRunTrace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(file, []byte(testTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--trace", file, "--block-size", "16", "--speedup", "2", "-o", filepath.Join(dir, "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, want := range []string{"trace (200/s): 1", "3 ok", "trace " + file, "the trace's prompts at its timestamps, up to the trace's output tokens"} {
+		if !strings.Contains(errw, want) {
+			t.Errorf("no %q in stderr:\n%s", want, errw)
+		}
+	}
+	// The first two requests only.
+	_, errw, code = runVirtual(t, "run", "--sim-profile", "tiny", "--trace", file, "--block-size", "16", "--requests", "2", "-o", filepath.Join(dir, "r2.jsonl"))
+	if code != 0 || !strings.Contains(errw, "trace (100/s): 0 warm-up, then 2 requests") || !strings.Contains(errw, "2 ok") {
+		t.Errorf("--requests 2: exit %d\n%s", code, errw)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace", file, "--rate", "5"}, "drop --rate"},
+		{[]string{"--speedup", "2"}, "go with --trace"},
+		{[]string{"--trace", file, "--speedup", "0"}, "--speedup 0"},
+		{[]string{"--trace", file, "--block-size", "64"}, `t.jsonl:1: field "hash_ids": 3 blocks of 64 tokens`},
+	} {
+		_, errw, code := runVirtual(t, append([]string{"run", "--sim-profile", "tiny"}, c.args...)...)
+		if code == 0 || !strings.Contains(errw, c.want) {
+			t.Errorf("%v: exit %d, %s", c.args, code, errw)
+		}
+	}
+}
