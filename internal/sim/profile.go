@@ -67,6 +67,9 @@ type Profile struct {
 	// DieAfter makes the server crash (close every connection and stop)
 	// when this many generation requests have arrived; 0: never.
 	DieAfter int `yaml:"die_after"`
+	// Degrade makes the server get worse as it runs (see Degrade); nil:
+	// it never does.
+	Degrade *Degrade `yaml:"degrade"`
 }
 
 // Decode gives the time of one decode step against the batch size, as a
@@ -315,6 +318,11 @@ func (p *Profile) fill() error {
 		}
 		if p.PrefixCacheTokens < p.PrefixCacheBlock || p.PrefixCacheTokens > p.KVTokens {
 			return bad("prefix_cache_tokens", "must be between a block (%d) and kv_tokens (%d), got %d", p.PrefixCacheBlock, p.KVTokens, p.PrefixCacheTokens)
+		}
+	}
+	if p.Degrade != nil {
+		if err := p.Degrade.check(); err != nil {
+			return err
 		}
 	}
 	if p.DieAfter < 0 {
