@@ -90,6 +90,11 @@ type Load struct {
 	// TimerLateP99Ms is how late this machine's timers woke (p99 of a
 	// probe at the start of an open-loop run): sends are late only past it.
 	TimerLateP99Ms float64 `json:"timer_late_p99_ms,omitempty"`
+	// SliceS is the length of the time slices the run's stages were cut
+	// into (--slice, soak); 0: none.
+	SliceS float64 `json:"slice_s,omitempty"`
+	// Repeat is how many times each stage ran (--repeat); 0 or 1: once.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Sampling is the sampling parameters sent.

@@ -81,6 +81,22 @@ func (w *Writer) WriteGPU(stage int, samples []record.GPUSample) error {
 	return w.err
 }
 
+// sliceLine is one time slice of a stage, written as it ends.
+type sliceLine struct {
+	Type string `json:"type"` // "slice"
+	record.Slice
+}
+
+// WriteSlice appends a finished time slice and flushes it.
+func (w *Writer) WriteSlice(s record.Slice) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.line(sliceLine{Type: "slice", Slice: s})
+	}
+	return w.err
+}
+
 // End is the last line of a run that ended normally or by interrupt.
 type End struct {
 	Type        string `json:"type"` // "end"
@@ -265,7 +281,11 @@ type Reader struct {
 	truncated  bool
 	metrics    []record.ServerSample
 	gpu        []record.GPUSample
+	slices     []record.Slice
 }
+
+// Slices are the time slices read so far.
+func (r *Reader) Slices() []record.Slice { return r.slices }
 
 // GPU are the GPU readings read so far.
 func (r *Reader) GPU() []record.GPUSample { return r.gpu }
@@ -365,6 +385,17 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			r.gpu = append(r.gpu, g.GPUSample)
+		case "slice":
+			var sl sliceLine
+			if err := json.Unmarshal(b, &sl); err != nil {
+				r.err = fmt.Errorf("%s line %d: slice: %v", r.name, r.lineNo, err)
+				return false
+			}
+			if err := checkSlice(&sl.Slice); err != nil {
+				r.err = fmt.Errorf("%s line %d: slice: %w", r.name, r.lineNo, err)
+				return false
+			}
+			r.slices = append(r.slices, sl.Slice)
 		case "end":
 			var e End
 			json.Unmarshal(b, &e)
@@ -419,6 +450,19 @@ func (l *line) check() error {
 		case i > 0 && c[0] < l.Chunks[i-1][0]:
 			return fmt.Errorf("chunks[%d]: offset %d is before the previous chunk's %d: chunks are stored in arrival order", i, c[0], l.Chunks[i-1][0])
 		}
+	}
+	return nil
+}
+
+// checkSlice rejects a slice no run writes; the error names the field.
+func checkSlice(s *record.Slice) error {
+	switch {
+	case s.Index < 0:
+		return fmt.Errorf("slice: %d is negative", s.Index)
+	case s.From < 0 || s.To < s.From:
+		return fmt.Errorf("to_ns: %d is before from_ns %d", s.To, s.From)
+	case s.Requests < 0 || s.OK < 0 || s.Errors < 0 || s.OutputTokens < 0 || s.OK+s.Errors > s.Requests:
+		return fmt.Errorf("requests: %d with %d ok and %d errors", s.Requests, s.OK, s.Errors)
 	}
 	return nil
 }
