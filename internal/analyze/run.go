@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stability"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -47,6 +48,10 @@ type Stage struct {
 	summary.Stage
 	Server *ServerReading `json:"server,omitempty"`
 	GPU    *GPUReading    `json:"gpu,omitempty"`
+	// Slices are the stage's time slices (--slice, soak) and Stability
+	// their verdict; absent for a stage not cut into slices.
+	Slices    []record.Slice     `json:"slices,omitempty"`
+	Stability *stability.Verdict `json:"stability,omitempty"`
 	// samples are the per-request values comparisons test (KeepSamples).
 	samples *Samples
 }
@@ -83,6 +88,8 @@ type Fold struct {
 	stages  map[int]*foldStage
 	integ   Integrity
 	openRun bool
+	// slices by stage: a slice may come before its stage's first record.
+	slices map[int][]record.Slice
 }
 
 type foldStage struct {
@@ -159,6 +166,16 @@ func (f *Fold) GPU(samples []record.GPUSample) {
 	}
 }
 
+// Slices takes time slices; each names its stage.
+func (f *Fold) Slices(slices []record.Slice) {
+	if f.slices == nil {
+		f.slices = map[int][]record.Slice{}
+	}
+	for _, sl := range slices {
+		f.slices[sl.Stage] = append(f.slices[sl.Stage], sl)
+	}
+}
+
 // Figures are stage i's figures so far (the zero Stage when it has none).
 func (f *Fold) Figures(i int) summary.Stage {
 	s := f.stages[i]
@@ -194,6 +211,11 @@ func (f *Fold) Run() *Run {
 		}
 		st.Server = ServerOf(fs.acc, fs.metrics, names)
 		st.GPU = GPUOf(st.Stage, fs.acc, fs.gpu)
+		if sl := f.slices[i]; len(sl) > 0 {
+			st.Slices = sl
+			v := Stability(sl, time.Duration(f.setup.Load.SliceS*float64(time.Second)))
+			st.Stability = &v
+		}
 		run.Stages = append(run.Stages, st)
 	}
 	if !run.OpenLoop {
@@ -247,6 +269,9 @@ func runWarnings(r *Run) []Warning {
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			ws = append(ws, s.Server.warnings(s.Stage)...)
+		}
+		if w := stabilityWarning(&s); w != nil {
+			ws = append(ws, *w)
 		}
 	}
 	return ws

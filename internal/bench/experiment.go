@@ -192,6 +192,19 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 // a million requests is never held; samples keeps what A/B tests need. It
 // stops with ctx's error when ctx ends (Ctrl-C on a large file).
 func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, error) {
+	fold, err := readFoldOf(ctx, path, samples)
+	if err != nil {
+		return nil, err
+	}
+	return fold.Run(), nil
+}
+
+// readFold folds a result file, as ReadRun does, without samples.
+func readFold(ctx context.Context, path string) (*analyze.Fold, error) {
+	return readFoldOf(ctx, path, false)
+}
+
+func readFoldOf(ctx context.Context, path string, samples bool) (*analyze.Fold, error) {
 	r, f, err := results.Open(path)
 	if err != nil {
 		return nil, err
@@ -219,9 +232,10 @@ func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, erro
 	}
 	fold.Metrics(r.Metrics())
 	fold.GPU(r.GPU())
+	fold.Slices(r.Slices())
 	end := r.End()
 	fold.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
-	return fold.Run(), nil
+	return fold, nil
 }
 
 func safeName(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }

@@ -37,6 +37,10 @@ type Load struct {
 	// between the last two.
 	UntilSaturated bool
 	MaxConcurrency int
+	// Slice cuts every stage into slices of this length, each written to
+	// the result file as it ends, and judges their stability; the stage
+	// keeps no request of a finished slice. 0: no slices.
+	Slice time.Duration
 }
 
 // Plans are the load's stages.
@@ -77,7 +81,7 @@ func (l Load) level(index, c int) runner.Plan {
 
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
-	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
+	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds(), SliceS: l.Slice.Seconds()}
 	if len(l.Rates) > 0 {
 		out.Rate, out.Arrival = l.Rates[0], string(l.Arrival)
 		if l.CapSet {
@@ -218,7 +222,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher
 		if scrape {
-			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
+			// A slice needs a dozen scrapes, not one a second.
+			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, max(time.Second, cfg.Load.Slice/12))
 		}
 		if cfg.Prompts != nil {
 			// Prompts are built before the stage's schedule starts, so
@@ -229,8 +234,20 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		// The stage's figures are built as requests finish; the records
 		// themselves live only in the result file.
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
-		if err := r.Each(ctx, p, fold.Add); err != nil {
+		each := fold.Add
+		var sliced *slicing
+		if cfg.Load.Slice > 0 {
+			// Only the current slice's requests are kept; the stage's own
+			// figures are read back from the file at the end.
+			sliced = startSlicing(p.Index, p.Concurrency, cfg.Load.Slice, start, setup.SLO, &slicing{clock: clock, file: file, watch: watch, gpus: gpus,
+				names: names, progress: progress, label: label, done: env.sliceDone()})
+			each = sliced.add
+		}
+		if err := r.Each(ctx, p, each); err != nil {
 			gone = fmt.Errorf("%s: %w", label, err)
+		}
+		if sliced != nil {
+			sliced.finish(clock.Now())
 		}
 		if watch != nil {
 			samples := watch.Stop()
@@ -247,6 +264,10 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 			}
 			file.keep(w.WriteGPU(p.Index, mine))
 			fold.GPU(mine)
+		}
+		if sliced != nil {
+			fmt.Fprintf(progress, "%s: %d slices\n", label, sliced.count)
+			return
 		}
 		s := fold.Figures(p.Index)
 		figures = append(figures, s)
@@ -278,6 +299,13 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	if serverTok != nil && serverTok.Err() != nil {
 		return fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", serverTok.Err())
+	}
+	if cfg.Load.Slice > 0 {
+		// A sliced run kept no stage's requests: its model is the file's,
+		// read back as report does.
+		if fold, err = readFold(context.WithoutCancel(ctx), out); err != nil {
+			return nil, err
+		}
 	}
 	if gone != nil {
 		// What finished is kept and returned; the run stops here.

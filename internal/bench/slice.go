@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/telemetry"
+)
+
+// slicing cuts a running stage into slices of a fixed length: a goroutine
+// ends each slice on time, takes the server's and the GPUs' samples of it
+// and writes them and the slice's figures to the result file, so the
+// stage keeps nothing of a finished slice and a killed run keeps every
+// finished one.
+type slicing struct {
+	mu       sync.Mutex
+	sl       *analyze.Slicer
+	clock    record.Clock
+	file     *sink
+	watch    *telemetry.Watcher    // nil without /metrics
+	gpus     *telemetry.GPUWatcher // nil without nvidia-smi
+	names    engine.Metrics
+	progress io.Writer
+	label    string
+	done     func(record.Slice) // told each slice written; nil: none
+	count    int
+
+	stop chan struct{}
+	over chan struct{}
+}
+
+// startSlicing starts slicing stage p at offset start, every length.
+func startSlicing(p int, target int, length time.Duration, start time.Duration, slo record.SLO, s *slicing) *slicing {
+	s.sl = analyze.NewSlicer(p, target, start, slo)
+	s.stop, s.over = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.over)
+		for k := 1; ; k++ {
+			t := time.NewTimer(start + time.Duration(k)*length - s.clock.Now())
+			select {
+			case <-t.C:
+				s.end(start + time.Duration(k)*length)
+			case <-s.stop:
+				t.Stop()
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// add takes a finished record (from the runner's one goroutine).
+func (s *slicing) add(r *record.Record) {
+	s.mu.Lock()
+	s.sl.Add(r)
+	s.mu.Unlock()
+}
+
+// end closes the slice at offset to and writes it.
+func (s *slicing) end(to time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var metrics []record.ServerSample
+	if s.watch != nil {
+		metrics = s.watch.Take()
+	}
+	var gpu []record.GPUSample
+	if s.gpus != nil {
+		gpu = s.gpus.Take()
+		for i := range gpu {
+			gpu[i].Stage = s.sl.Stage()
+		}
+	}
+	line := s.sl.Close(to, metrics, gpu, s.names)
+	s.file.keep(s.file.w.WriteMetrics(metrics))
+	s.file.keep(s.file.w.WriteGPU(line.Stage, gpu))
+	s.file.keep(s.file.w.WriteSlice(line))
+	s.count++
+	fmt.Fprintf(s.progress, "%s slice %d (%s): %.1f tok/s, %d ok, %d failed, p99 TTFT %.1f ms\n", s.label, line.Index, analyze.SliceLabel(line.From-s.sl.Start()), line.AggregateTokS, line.OK, line.Errors, line.TTFT.P99)
+	if s.done != nil {
+		s.done(line)
+	}
+}
+
+// finish stops the timer and ends the last slice, cut short, at offset to.
+func (s *slicing) finish(to time.Duration) {
+	close(s.stop)
+	<-s.over
+	s.end(to)
+}
