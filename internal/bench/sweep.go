@@ -41,6 +41,10 @@ type Load struct {
 	// the result file as it ends, and judges their stability; the stage
 	// keeps no request of a finished slice. 0: no slices.
 	Slice time.Duration
+	// Repeat runs every stage this many times, interleaved (all stages,
+	// then all again), each repeat a stage of its own in the file; 0 or 1:
+	// once.
+	Repeat int
 }
 
 // Plans are the load's stages.
@@ -82,6 +86,9 @@ func (l Load) level(index, c int) runner.Plan {
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
 	out := record.Load{Requests: l.Requests, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds(), SliceS: l.Slice.Seconds()}
+	if l.Repeat > 1 {
+		out.Repeat = l.Repeat
+	}
 	if len(l.Rates) > 0 {
 		out.Rate, out.Arrival = l.Rates[0], string(l.Arrival)
 		if l.CapSet {

@@ -220,6 +220,7 @@ type loadFlags struct {
 	temperature                       float64
 	seed                              int64
 	concSet                           bool
+	stab                              stabilityFlags
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
@@ -260,6 +261,7 @@ func (f *loadFlags) register(fs *flag.FlagSet, cmd string) {
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
+	f.stab.register(fs, cmd)
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
@@ -427,7 +429,7 @@ func (f *loadFlags) check(fs *flag.FlagSet) error {
 	case f.untilSaturated && len(f.rates) > 0:
 		return usagef("--until-saturated doubles concurrency: it does not mix with --rate")
 	}
-	return nil
+	return f.stab.check(f)
 }
 
 // prompts is the workload of realistic text, a corpus or a dataset, or nil
@@ -502,7 +504,8 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requests,
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc}
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
+		Slice: f.stab.slice, Repeat: f.stab.repeat}
 }
 
 func (f *loadFlags) slo() record.SLO {

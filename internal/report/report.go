@@ -321,7 +321,13 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
 		}
 	}
+	for _, s := range r.Stages {
+		Slices(w, s)
+	}
 	for _, wn := range warnings {
+		if wn.Check == "stability" {
+			continue // the slices' own verdict says it, above
+		}
 		fmt.Fprintln(w, "warning: "+wn.String())
 	}
 	if verdict != nil {

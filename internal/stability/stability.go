@@ -308,6 +308,9 @@ func value(v float64, u Unit) string {
 		}
 		return fmt.Sprintf("%.1f ms", v)
 	case TokS:
+		if math.Abs(v) < 100 {
+			return fmt.Sprintf("%.1f tok/s", v)
+		}
 		return fmt.Sprintf("%.0f tok/s", v)
 	case Share:
 		return fmt.Sprintf("%.1f%%", 100*v)
