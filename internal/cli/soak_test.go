@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/results"
 )
 
 // tokperf soak against a simulator that slows down at minute 8: the slice
@@ -18,7 +23,7 @@ func TestVirtualSoak(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
 	golden(t, "soak-degrading.stdout", out)
-	for _, want := range []string{"C=4: 17 time slices of 1m00s", "stability C=4: degrading: ", "from minute 8 (change point", "server memory +2.00 GB/h", "(change point, 8.0 tok/s → 5.3 tok/s)"} {
+	for _, want := range []string{"C=4: 17 time slices of 1m0s", "stability C=4: degrading: ", "from minute 8 (change point", "server memory +2.00 GB/h", "(change point, 8.0 tok/s → 5.3 tok/s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the soak's report lacks %q", want)
 		}
@@ -59,5 +64,57 @@ func TestSoakFlagErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errw, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, errw, tc.want)
 		}
+	}
+}
+
+// The real binary, killed with SIGKILL in the middle of a soak: every
+// slice line it wrote reads back whole, and report renders them.
+func TestBinarySoakKilled(t *testing.T) {
+	bin := buildBinary(t)
+	file := filepath.Join(t.TempDir(), "soak.jsonl")
+	cmd := exec.Command(bin, "soak", "--sim-profile", "tiny", "-c", "2", "--output-tokens", "20", "--slice", "1s", "--duration", "1m", "-o", file)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if bytes.Count(b, []byte(`{"type":"slice"`)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no three slices after 30 s:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL: no end line, perhaps a line cut short
+	cmd.Wait()
+	progress := strings.Count(stderr.String(), " slice ")
+	r, f, err := results.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for r.Next() {
+	}
+	if r.Err() != nil || r.End() != nil {
+		t.Fatalf("reading the killed soak: %v, end %+v", r.Err(), r.End())
+	}
+	got := r.Slices()
+	// Every slice announced on stderr was written before it was announced.
+	if len(got) < 3 || len(got) < progress {
+		t.Fatalf("%d slices read back, %d announced", len(got), progress)
+	}
+	for i, s := range got {
+		if s.Index != i || s.Requests == 0 || s.TTFT.N == 0 {
+			t.Errorf("slice %d: %+v", i, s)
+		}
+	}
+	out, err := exec.Command(bin, "report", file).Output()
+	if err != nil || !strings.Contains(string(out), "time slices of 1s") || !strings.Contains(string(out), "has no end line") {
+		t.Errorf("report of the killed soak: %v\n%s", err, out)
 	}
 }

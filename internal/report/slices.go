@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/record"
@@ -98,7 +99,7 @@ func Slices(w io.Writer, st analyze.Stage) {
 		rows = append(rows, []string{fmt.Sprint(s.Index), analyze.SliceLabel(s.From - st.Slices[0].From), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors),
 			num(s.AggregateTokS, 1), latency(r[9].(float64), r[10].(float64)), latency(r[11].(float64), r[12].(float64)), num(r[13].(float64), 2), mem, note})
 	}
-	fmt.Fprintf(w, "%s: %d time slices of %s", analyze.Label(st.Stage), len(st.Slices), analyze.SliceLabel(st.Slices[0].Len()))
+	fmt.Fprintf(w, "%s: %d time slices of %v", analyze.Label(st.Stage), len(st.Slices), st.Slices[0].Len().Round(time.Millisecond))
 	if every > 1 {
 		fmt.Fprintf(w, " (every %d shown; all are in --format csv)", every)
 	}
