@@ -65,10 +65,14 @@ func (w Warning) String() string {
 
 // Label names a stage the way the table does.
 func Label(s summary.Stage) string {
+	l := fmt.Sprintf("C=%d", s.Concurrency)
 	if s.Rate > 0 {
-		return fmt.Sprintf("rate=%g/s", s.Rate)
+		l = fmt.Sprintf("rate=%g/s", s.Rate)
 	}
-	return fmt.Sprintf("C=%d", s.Concurrency)
+	if s.Repeat > 0 {
+		l += fmt.Sprintf(" #%d", s.Repeat+1)
+	}
+	return l
 }
 
 // BufferedLimit is the share of chunks found already buffered above which

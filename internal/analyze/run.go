@@ -33,6 +33,9 @@ type Run struct {
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Integrity says whether the file behind the run is whole.
 	Integrity Integrity `json:"integrity"`
+	// Repeats are each level's figures across its repeats (--repeat);
+	// absent when each level ran once.
+	Repeats []Repeats `json:"repeats,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -221,12 +224,20 @@ func (f *Fold) Run() *Run {
 	if !run.OpenLoop {
 		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })
 	}
-	run.Warnings = runWarnings(run)
+	run.Repeats = RepeatsOf(run.Stages)
+	run.Warnings = append(runWarnings(run), repeatWarnings(run.Repeats)...)
 	if run.Warnings == nil {
 		run.Warnings = []Warning{} // [] in JSON, not null
 	}
-	if !run.OpenLoop && len(run.Stages) >= 2 {
-		v := Scaling(run.Figures())
+	// Scaling is judged over the first repeat of each level.
+	var first []summary.Stage
+	for _, s := range run.Stages {
+		if s.Repeat == 0 {
+			first = append(first, s.Stage)
+		}
+	}
+	if !run.OpenLoop && len(first) >= 2 {
+		v := Scaling(first)
 		run.Verdict = &v
 	}
 	return run

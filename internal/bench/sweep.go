@@ -47,8 +47,24 @@ type Load struct {
 	Repeat int
 }
 
-// Plans are the load's stages.
+// Plans are the load's stages: each level once, or with Repeat the levels
+// over and over (1 2 3, 1 2 3 …), each repeat a stage of its own with a
+// seed of its own.
 func (l Load) Plans() []runner.Plan {
+	once := l.plansOnce()
+	out := once
+	for r := 1; r < l.Repeat; r++ {
+		for _, p := range once {
+			p.Index += r * len(once)
+			p.Repeat = r
+			p.Seed += int64(r) * 7919
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (l Load) plansOnce() []runner.Plan {
 	var out []runner.Plan
 	if len(l.Rates) > 0 {
 		cap := 0

@@ -126,6 +126,7 @@ type Record struct {
 	Concurrency int // the stage's target concurrency (0 for uncapped open loop)
 	Rate        float64
 	Warmup      bool // excluded from every figure
+	Repeat      int  // which repeat of its level (--repeat), from 0
 
 	Scheduled    time.Duration
 	Sent         time.Duration

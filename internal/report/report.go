@@ -126,6 +126,9 @@ func Rows(stages []summary.Stage) [][]string {
 				label += fmt.Sprintf(" (≤%d)", s.Concurrency)
 			}
 		}
+		if s.Repeat > 0 {
+			label += fmt.Sprintf(" #%d", s.Repeat+1)
+		}
 		errs := 0
 		for _, n := range s.Errors {
 			errs += n
@@ -323,6 +326,9 @@ func Text(w io.Writer, r *analyze.Run) {
 	}
 	for _, s := range r.Stages {
 		Slices(w, s)
+	}
+	for _, l := range RepeatLines(r) {
+		fmt.Fprintln(w, l)
 	}
 	for _, wn := range warnings {
 		if wn.Check == "stability" {

@@ -145,3 +145,24 @@ func aligned(w io.Writer, head []string, rows [][]string) {
 		line(r, true)
 	}
 }
+
+// RepeatLines are one line per repeated level: each figure's mean with
+// its 95% interval across the repeats and their coefficient of variation.
+func RepeatLines(r *analyze.Run) []string {
+	var out []string
+	for _, rep := range r.Repeats {
+		var parts []string
+		for _, f := range rep.Figures {
+			p := fmt.Sprintf("%s %s", f.Name, num(f.Mean, 1))
+			if f.Lo != nil && f.Hi != nil {
+				p += fmt.Sprintf(" [%s, %s]", num(*f.Lo, 1), num(*f.Hi, 1))
+			}
+			if f.CV != nil {
+				p += fmt.Sprintf(" CV %.1f%%", 100**f.CV)
+			}
+			parts = append(parts, p)
+		}
+		out = append(out, fmt.Sprintf("repeats %s (%d, mean [95%% interval]): %s", rep.Label, rep.N, strings.Join(parts, "; ")))
+	}
+	return out
+}

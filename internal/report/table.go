@@ -223,6 +223,7 @@ func runTable(r *analyze.Run) *Table {
 	if r.Verdict != nil {
 		t.Lines = append(t.Lines, "verdict: "+r.Verdict.Text)
 	}
+	t.Lines = append(t.Lines, RepeatLines(r)...)
 	return t
 }
 

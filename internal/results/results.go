@@ -113,6 +113,7 @@ type line struct {
 	Concurrency  int                  `json:"concurrency"`
 	Rate         float64              `json:"rate,omitempty"`
 	Warmup       bool                 `json:"warmup,omitempty"`
+	Repeat       int                  `json:"repeat,omitempty"`
 	Scheduled    int64                `json:"scheduled_ns"`
 	Sent         int64                `json:"sent_ns"`
 	FirstByte    *int64               `json:"first_byte_ns,omitempty"`
@@ -159,7 +160,7 @@ func unopt(p *int64) time.Duration {
 
 func toLine(r *record.Record) line {
 	l := line{
-		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup,
+		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Repeat: r.Repeat,
 		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
@@ -177,7 +178,7 @@ func toLine(r *record.Record) line {
 
 func (l *line) record() record.Record {
 	r := record.Record{
-		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup,
+		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Repeat: l.Repeat,
 		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
@@ -423,7 +424,7 @@ func (l *line) check() error {
 		v    int64
 	}{
 		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
-		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
+		{"output_tokens", int64(l.OutputTokens)}, {"repeat", int64(l.Repeat)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d is negative", f.name, f.v)

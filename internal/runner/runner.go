@@ -43,6 +43,8 @@ type Plan struct {
 	Warmup      int           // warm-up requests before measuring, at the stage's concurrency
 	Timeout     time.Duration // per request; 0: none
 	Seed        int64
+	// Repeat is which repeat of its level this stage is (--repeat), from 0.
+	Repeat int
 }
 
 // Runner runs stages against one backend.
@@ -184,7 +186,7 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 func (r *Runner) one(ctx context.Context, st Plan, scheduled time.Duration, warmup bool, emit func(record.Record)) record.Record {
 	i := r.take()
 	rec := record.New(i)
-	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
+	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup, rec.Repeat = st.Index, st.Concurrency, st.Rate, warmup, st.Repeat
 	rec.Scheduled = scheduled
 	req := r.Source(i)
 	rec.AskedPromptTokens, rec.AskedPromptSource = req.PromptTokens, req.PromptSource

@@ -78,7 +78,7 @@ func (a *Acc) Add(r *record.Record) {
 		return
 	}
 	s := &a.s
-	s.Index, s.Rate = r.Stage, r.Rate
+	s.Index, s.Rate, s.Repeat = r.Stage, r.Rate, r.Repeat
 	s.Requests++
 	s.Retries += r.Retries
 	a.first, a.last = min(a.first, r.Sent), max(a.last, r.Done)
