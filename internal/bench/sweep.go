@@ -238,6 +238,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if p.Rate > 0 {
 			label = fmt.Sprintf("rate=%g/s", p.Rate)
 		}
+		if p.Repeat > 0 {
+			label += fmt.Sprintf(" #%d", p.Repeat+1)
+		}
 		what := fmt.Sprintf("%d requests", p.Requests)
 		if p.Requests == 0 {
 			what = "requests for " + p.Duration.String()

@@ -74,3 +74,21 @@ func regexpAll(s, pattern string) []string {
 	}
 	return out
 }
+
+// --repeat 3 on a sweep: the repeats as rows of their own, interleaved,
+// and a line per level with the mean and interval across them.
+func TestVirtualRepeat(t *testing.T) {
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4", "--repeat", "3", "--requests", "8", "--output-tokens", "20", "-o", t.TempDir()+"/r.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, want := range []string{"|   1 #2 |", "|   4 #3 |", "repeats C=1 (3, mean [95% interval]): aggregate tok/s ", "repeats C=4 (3, mean [95% interval]): ", " CV "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Interleaved: C=1, C=4, C=1 #2, …
+	if i, j := strings.Index(errw, "C=4: "), strings.Index(errw, "C=1 #2: "); i < 0 || j < 0 || i > j {
+		t.Errorf("the repeats did not interleave:\n%s", errw)
+	}
+}
