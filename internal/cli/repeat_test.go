@@ -82,7 +82,7 @@ func TestVirtualRepeat(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
-	for _, want := range []string{"|   1 #2 |", "|   4 #3 |", "repeats C=1 (3, mean [95% interval]): aggregate tok/s ", "repeats C=4 (3, mean [95% interval]): ", " CV "} {
+	for _, want := range []string{"| 1 #2 |", "| 4 #3 |", "repeats C=1 (3, mean [95% interval]): aggregate tok/s ", "repeats C=4 (3, mean [95% interval]): ", " CV "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
