@@ -36,7 +36,7 @@ type Slice struct {
 	MaxWaiting    float64 `json:"max_waiting,omitempty"`
 	MaxKVShare    float64 `json:"max_kv_share,omitempty"`
 	// The GPUs over the slice (absent without nvidia-smi): the most memory
-	// used on any one, and the mean power of all together.
+	// in use on all of them together, and their mean power together.
 	GPUMemMiB float64 `json:"gpu_mem_mib,omitempty"`
 	GPUPowerW float64 `json:"gpu_power_w,omitempty"`
 }
