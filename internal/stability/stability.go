@@ -35,7 +35,7 @@ const (
 
 // SegmentPenalty·ln(n)·σ² is how much a split must lower a segment's
 // squared error to be a change point.
-var SegmentPenalty = 5.0
+const SegmentPenalty = 5.0
 
 // DecideZ is the normal quantile of the interval a trend must exclude
 // zero by to count (99%), Bonferroni over the handful of figures judged.
@@ -185,7 +185,7 @@ func (in Input) length(i int) time.Duration {
 // judge is one series' figure.
 func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 	f := Figure{Name: s.Name, Field: s.Field, Unit: s.Unit, N: len(y), State: "flat"}
-	t := TheilSen(x, y)
+	t, wide := theilSen(x, y, 1.959964, DecideZ)
 	f.Level = t.At(x[0])
 	f.PerH, f.PerHLo, f.PerHHi = t.Slope, t.Lo, t.Hi
 	if f.Level != 0 {
@@ -195,7 +195,6 @@ func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 	lowerBetter := s.Unit != TokS
 	// The decision takes the 99% interval: five figures judged at 95% each
 	// would call one steady run in five unstable.
-	wide := TheilSenZ(x, y, DecideZ)
 	excludesZero := wide.Lo > 0 || wide.Hi < 0
 	if s.Unit == Bytes {
 		if excludesZero && math.Abs(t.Slope)*span >= MemoryMin*math.Abs(f.Level) {

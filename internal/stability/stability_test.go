@@ -3,8 +3,6 @@ package stability
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,9 +123,6 @@ func TestSteadyRunsAreStable(t *testing.T) {
 	const runs = 400
 	alarms := 0
 	byField := map[string]int{}
-	if p := os.Getenv("PEN"); p != "" {
-		SegmentPenalty, _ = strconv.ParseFloat(p, 64)
-	}
 	for seed := range uint64(runs) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		at := minutes(time.Duration(10+seed%110) * time.Minute)

@@ -22,6 +22,12 @@ func TheilSen(x, y []float64) Trend { return TheilSenZ(x, y, 1.959964) }
 // TheilSenZ is TheilSen with the interval of the normal quantile z
 // (2.576 for 99%).
 func TheilSenZ(x, y []float64, z float64) Trend {
+	t, _ := theilSen(x, y, z, z)
+	return t
+}
+
+// theilSen fits y against x once, with the intervals of two quantiles.
+func theilSen(x, y []float64, z1, z2 float64) (Trend, Trend) {
 	n := len(x)
 	slopes := make([]float64, 0, n*(n-1)/2)
 	for i := range n {
@@ -33,24 +39,28 @@ func TheilSenZ(x, y []float64, z float64) Trend {
 	}
 	nan := math.NaN()
 	if len(slopes) == 0 {
-		return Trend{nan, nan, nan, nan}
+		return Trend{nan, nan, nan, nan}, Trend{nan, nan, nan, nan}
 	}
 	slices.Sort(slopes)
 	t := Trend{Slope: median(slopes)}
-	// Sen (1968): the interval's ends are the slopes ranked (N ∓ C)/2 with
-	// C = z·√Var(S), Var(S) = n(n−1)(2n+5)/18 (no ties).
-	N := float64(len(slopes))
-	c := z * math.Sqrt(float64(n*(n-1)*(2*n+5))/18)
-	lo := int(math.Floor((N - c) / 2))
-	hi := int(math.Ceil((N + c) / 2))
-	t.Lo, t.Hi = slopes[min(max(lo, 0), len(slopes)-1)], slopes[min(max(hi, 0), len(slopes)-1)]
 	res := make([]float64, n)
 	for i := range n {
 		res[i] = y[i] - t.Slope*x[i]
 	}
 	slices.Sort(res)
 	t.Intercept = median(res)
-	return t
+	// Sen (1968): the interval's ends are the slopes ranked (N ∓ C)/2 with
+	// C = z·√Var(S), Var(S) = n(n−1)(2n+5)/18 (no ties).
+	interval := func(z float64) Trend {
+		N := float64(len(slopes))
+		c := z * math.Sqrt(float64(n*(n-1)*(2*n+5))/18)
+		lo := int(math.Floor((N - c) / 2))
+		hi := int(math.Ceil((N + c) / 2))
+		out := t
+		out.Lo, out.Hi = slopes[min(max(lo, 0), len(slopes)-1)], slopes[min(max(hi, 0), len(slopes)-1)]
+		return out
+	}
+	return interval(z1), interval(z2)
 }
 
 // At is the line's value at x.
