@@ -116,6 +116,27 @@ func TestSoakFindsChangePoint(t *testing.T) {
 	}
 }
 
+// A pause of half a second every 30 s (a GC) is noise each slice shares:
+// stable. A KV pool leaking 4 tokens a minute from room for four
+// requests to room for one makes requests queue: degrading, by TTFT.
+func TestSoakStallsAndLeaks(t *testing.T) {
+	run := soak(t, soakProfile(t, t.TempDir(), 4, "  stall_every_s: 30\n  stall_s: 0.5\n"), 20*time.Minute, 4, nil)
+	if v := run.Stages[0].Stability; v.Kind != "stable" {
+		t.Errorf("periodic stalls: %s", v.Text)
+	}
+	// A request holds 16 + 10 = 26 tokens: 104 fit four at a time, under
+	// 52 one at a time (after about 13 minutes).
+	dir := t.TempDir()
+	path := soakProfile(t, dir, 5, "  kv_leak_tokens_per_min: 4\n")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, append(b, "kv_tokens: 104\n"...), 0o644)
+	v := soak(t, path, 20*time.Minute, 5, nil).Stages[0].Stability
+	t.Log(v.Text)
+	if f := figure(t, v, "ttft_p99_ms"); v.Kind != "degrading" || f.State == "flat" || !f.Worse {
+		t.Errorf("a leaking KV pool: %s", v.Text)
+	}
+}
+
 // Steady seeded runs (9 minutes at C=2: 7 measured slices of about 20
 // requests) are called stable at least 19 times in 20.
 func TestSoakSteadyIsStable(t *testing.T) {

@@ -118,3 +118,21 @@ func TestBinarySoakKilled(t *testing.T) {
 		t.Errorf("report of the killed soak: %v\n%s", err, out)
 	}
 }
+
+// A live sliced run prints the model its file folds into, and an open
+// loop can be sliced too.
+func TestVirtualSlicedOpenLoopEqualsFile(t *testing.T) {
+	profile, _ := filepath.Abs(filepath.Join("testdata", "degrading.yaml"))
+	t.Chdir(t.TempDir())
+	live, errw, code := runVirtual(t, "run", "--sim-profile", profile, "--rate", "0.5", "--duration", "8m", "--slice", "1m", "--output-tokens", "10", "--format", "json", "-o", "open.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errw)
+	}
+	saved, _, code := runVirtual(t, "report", "open.jsonl", "--format", "json")
+	if code != 0 || live != saved {
+		t.Errorf("the live model and the file's differ (exit %d):\n%s\n%s", code, live, saved)
+	}
+	if !strings.Contains(live, `"slices": [`) || !strings.Contains(live, `"stability": {`) || !strings.Contains(live, `"rate": 0.5`) {
+		t.Errorf("no slices or stability in the open loop's model:\n%.2000s", live)
+	}
+}
