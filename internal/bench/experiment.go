@@ -142,11 +142,15 @@ func ReadRepeats(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 		if most > levels {
 			return nil, fmt.Errorf("%s has %d stages, the first repeat %d: not repeats of one sweep", path, most, levels)
 		}
-		ms := r.Metrics()
+		ms, gs := r.Metrics(), r.GPU()
 		for i := range ms {
 			ms[i].Stage += k * levels
 		}
+		for i := range gs {
+			gs[i].Stage += k * levels
+		}
 		fold.Metrics(ms)
+		fold.GPU(gs)
 	}
 	fold.Integrity(false, true, false)
 	return fold.Run(), nil

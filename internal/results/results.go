@@ -393,7 +393,7 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			if err := checkSlice(&sl.Slice); err != nil {
-				r.err = fmt.Errorf("%s line %d: slice: %w", r.name, r.lineNo, err)
+				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
 				return false
 			}
 			r.slices = append(r.slices, sl.Slice)

@@ -68,7 +68,7 @@ func TestSlicesSurviveTruncation(t *testing.T) {
 func TestSliceLineErrors(t *testing.T) {
 	head := `{"type":"header","format":"tokperf-results/1"}` + "\n"
 	for _, tc := range []struct{ line, want string }{
-		{`{"type":"slice","slice":-1}`, "line 2: slice: slice: -1 is negative"},
+		{`{"type":"slice","slice":-1}`, "f.jsonl line 2: slice: -1 is negative"},
 		{`{"type":"slice","from_ns":10,"to_ns":5}`, "to_ns: 5 is before from_ns 10"},
 		{`{"type":"slice","requests":1,"ok":2}`, "requests: 1 with 2 ok"},
 		{`{"type":"slice","ttft_ms":"x"}`, "line 2: slice: json"},
