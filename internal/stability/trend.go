@@ -96,9 +96,19 @@ func noise(y []float64) float64 {
 		d[i] = y[i+1] - y[i]
 	}
 	m := sortedMedian(d)
+	dev := make([]float64, len(d))
 	for i := range d {
-		d[i] = math.Abs(d[i] - m)
+		dev[i] = math.Abs(d[i] - m)
 	}
 	// MAD × 1.4826 is σ of a difference; a difference has √2 σ.
-	return 1.4826 * sortedMedian(d) / math.Sqrt2
+	if s := 1.4826 * sortedMedian(dev) / math.Sqrt2; s > 0 {
+		return s
+	}
+	// Over half the differences are alike (counts that repeat, a regular
+	// wobble): their standard deviation instead.
+	var ss float64
+	for _, v := range d {
+		ss += (v - m) * (v - m)
+	}
+	return math.Sqrt(ss/float64(len(d))) / math.Sqrt2
 }
