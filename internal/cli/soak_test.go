@@ -136,3 +136,18 @@ func TestVirtualSlicedOpenLoopEqualsFile(t *testing.T) {
 		t.Errorf("no slices or stability in the open loop's model:\n%.2000s", live)
 	}
 }
+
+// --slice on a sweep slices every level and judges each.
+func TestVirtualSlicedSweep(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "flat.yaml")
+	os.WriteFile(profile, []byte("name: flat\ndecode: {linear: {a_ms: 500, c_ms: 5}}\nprefill: {per_token_us: 20}\njitter: 0.05\n"), 0o644)
+	out, errw, code := runVirtual(t, "sweep", "--sim-profile", profile, "-c", "1,2", "--duration", "7m", "--slice", "1m", "--output-tokens", "10", "-o", t.TempDir()+"/s.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errw)
+	}
+	for _, want := range []string{"C=1: 8 time slices of 1m0s", "C=2: 8 time slices of 1m0s", "stability C=1: stable: ", "stability C=2: stable: ", "verdict: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
