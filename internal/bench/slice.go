@@ -29,6 +29,10 @@ type slicing struct {
 	label    string
 	done     func(record.Slice) // told each slice written; nil: none
 	count    int
+	// carry are samples taken at or after the last slice's end: they
+	// belong to the next (a scrape at the very moment a slice ends counts
+	// in the next, whichever of the two ran first).
+	carry []record.ServerSample
 
 	stop chan struct{}
 	over chan struct{}
@@ -65,9 +69,18 @@ func (s *slicing) add(r *record.Record) {
 func (s *slicing) end(to time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var metrics []record.ServerSample
+	var taken []record.ServerSample
 	if s.watch != nil {
-		metrics = s.watch.Take()
+		taken = s.watch.Take()
+	}
+	metrics := s.carry
+	s.carry = nil
+	for _, m := range taken {
+		if m.At < to {
+			metrics = append(metrics, m)
+		} else {
+			s.carry = append(s.carry, m)
+		}
 	}
 	var gpu []record.GPUSample
 	if s.gpus != nil {
@@ -77,7 +90,7 @@ func (s *slicing) end(to time.Duration) {
 		}
 	}
 	line := s.sl.Close(to, metrics, gpu, s.names)
-	s.file.keep(s.file.w.WriteMetrics(metrics))
+	s.file.keep(s.file.w.WriteMetrics(taken)) // every sample goes to the file as it is taken
 	s.file.keep(s.file.w.WriteGPU(line.Stage, gpu))
 	s.file.keep(s.file.w.WriteSlice(line))
 	s.count++
