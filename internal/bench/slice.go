@@ -33,6 +33,10 @@ type slicing struct {
 	// belong to the next (a scrape at the very moment a slice ends counts
 	// in the next, whichever of the two ran first).
 	carry []record.ServerSample
+	// next is the current slice's end; early holds records that finished
+	// at or after it but came before it was closed: the next slice's.
+	next, length time.Duration
+	early        []record.Record
 
 	stop chan struct{}
 	over chan struct{}
@@ -41,6 +45,7 @@ type slicing struct {
 // startSlicing starts slicing stage p at offset start, every length.
 func startSlicing(p int, target int, length time.Duration, start time.Duration, slo record.SLO, s *slicing) *slicing {
 	s.sl = analyze.NewSlicer(p, target, start, slo)
+	s.next, s.length = start+length, length
 	s.stop, s.over = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.over)
@@ -61,8 +66,12 @@ func startSlicing(p int, target int, length time.Duration, start time.Duration, 
 // add takes a finished record (from the runner's one goroutine).
 func (s *slicing) add(r *record.Record) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.Done >= s.next {
+		s.early = append(s.early, *r)
+		return
+	}
 	s.sl.Add(r)
-	s.mu.Unlock()
 }
 
 // end closes the slice at offset to and writes it.
@@ -90,6 +99,16 @@ func (s *slicing) end(to time.Duration) {
 		}
 	}
 	line := s.sl.Close(to, metrics, gpu, s.names)
+	s.next += s.length
+	early := s.early
+	s.early = nil
+	for i := range early {
+		if early[i].Done >= s.next {
+			s.early = append(s.early, early[i])
+		} else {
+			s.sl.Add(&early[i])
+		}
+	}
 	s.file.keep(s.file.w.WriteMetrics(taken)) // every sample goes to the file as it is taken
 	s.file.keep(s.file.w.WriteGPU(line.Stage, gpu))
 	s.file.keep(s.file.w.WriteSlice(line))
