@@ -67,13 +67,17 @@ func (w Warning) String() string {
 
 // Label names a stage the way the table does.
 func Label(s summary.Stage) string {
+	l := fmt.Sprintf("C=%d", s.Concurrency)
 	if s.Rate > 0 {
-		return fmt.Sprintf("rate=%g/s", s.Rate)
+		l = fmt.Sprintf("rate=%g/s", s.Rate)
 	}
-	if s.Concurrency == 0 {
-		return "C=?" // another tool's file that states no load
+	if s.Rate == 0 && s.Concurrency == 0 {
+		l = "C=?" // another tool's file that states no load
 	}
-	return fmt.Sprintf("C=%d", s.Concurrency)
+	if s.Repeat > 0 {
+		l += fmt.Sprintf(" #%d", s.Repeat+1)
+	}
+	return l
 }
 
 // BufferedLimit is the share of chunks found already buffered above which

@@ -109,7 +109,11 @@ func SummarizeGPUs(all []record.GPUSample, from, to time.Duration) GPUWindow {
 	st := GPUWindow{GPUs: len(idx)}
 	var utilSum float64
 	var utilN int
-	mem := map[time.Duration]float64{}
+	type memKey struct {
+		at    time.Duration
+		index int
+	}
+	mem := map[memKey]float64{}
 	for _, i := range idx {
 		ss := by[i]
 		sort.Slice(ss, func(a, b int) bool { return ss[a].At < ss[b].At })
@@ -143,11 +147,18 @@ func SummarizeGPUs(all []record.GPUSample, from, to time.Duration) GPUWindow {
 			if s.At >= from && s.At <= to {
 				utilSum += s.UtilPct
 				utilN++
-				mem[s.At.Round(100*time.Millisecond)] += s.MemUsedMiB
+				// One reading per GPU a moment: two of the same GPU that
+				// round to one moment (a busy reader) count once.
+				k := memKey{s.At.Round(100 * time.Millisecond), i}
+				mem[k] = max(mem[k], s.MemUsedMiB)
 			}
 		}
 	}
-	for _, m := range mem {
+	total := map[time.Duration]float64{}
+	for k, m := range mem {
+		total[k.at] += m
+	}
+	for _, m := range total {
 		st.MaxMemMiB = max(st.MaxMemMiB, m)
 	}
 	if utilN > 0 {

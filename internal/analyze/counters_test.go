@@ -48,3 +48,16 @@ func TestGPUEnergy(t *testing.T) {
 		t.Errorf("edges held: %v J, %v W; want 400 J, 200 W", g.EnergyJ, g.PowerW)
 	}
 }
+
+// Two readings of one GPU that round to the same moment (a reader that
+// fell behind) count once in the memory in use on all GPUs together.
+func TestGPUMemoryCountsEachGPUOnce(t *testing.T) {
+	ms := time.Millisecond
+	samples := []record.GPUSample{
+		{At: 1000 * ms, Index: 0, MemUsedMiB: 40000, PowerW: 100}, {At: 1001 * ms, Index: 1, MemUsedMiB: 41000, PowerW: 200},
+		{At: 1020 * ms, Index: 0, MemUsedMiB: 40000, PowerW: 100}, {At: 1021 * ms, Index: 1, MemUsedMiB: 41000, PowerW: 200},
+	}
+	if g := SummarizeGPUs(samples, 0, 2000*ms); g.MaxMemMiB != 81000 {
+		t.Errorf("memory %v MiB, want 81000", g.MaxMemMiB)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/stability"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -39,6 +40,9 @@ type Run struct {
 	// Source is set when the figures come from another tool's result
 	// file (ForeignRun): its definitions and the figures it lacks.
 	Source *Source `json:"source,omitempty"`
+	// Repeats are each level's figures across its repeats (--repeat);
+	// absent when each level ran once.
+	Repeats []Repeats `json:"repeats,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -54,6 +58,10 @@ type Stage struct {
 	summary.Stage
 	Server *ServerReading `json:"server,omitempty"`
 	GPU    *GPUReading    `json:"gpu,omitempty"`
+	// Slices are the stage's time slices (--slice, soak) and Stability
+	// their verdict; absent for a stage not cut into slices.
+	Slices    []record.Slice     `json:"slices,omitempty"`
+	Stability *stability.Verdict `json:"stability,omitempty"`
 	// samples are the per-request values comparisons test (KeepSamples).
 	samples *Samples
 }
@@ -90,6 +98,8 @@ type Fold struct {
 	stages  map[int]*foldStage
 	integ   Integrity
 	openRun bool
+	// slices by stage: a slice may come before its stage's first record.
+	slices map[int][]record.Slice
 }
 
 type foldStage struct {
@@ -166,6 +176,16 @@ func (f *Fold) GPU(samples []record.GPUSample) {
 	}
 }
 
+// Slices takes time slices; each names its stage.
+func (f *Fold) Slices(slices []record.Slice) {
+	if f.slices == nil {
+		f.slices = map[int][]record.Slice{}
+	}
+	for _, sl := range slices {
+		f.slices[sl.Stage] = append(f.slices[sl.Stage], sl)
+	}
+}
+
 // Figures are stage i's figures so far (the zero Stage when it has none).
 func (f *Fold) Figures(i int) summary.Stage {
 	s := f.stages[i]
@@ -201,17 +221,30 @@ func (f *Fold) Run() *Run {
 		}
 		st.Server = ServerOf(fs.acc, fs.metrics, names)
 		st.GPU = GPUOf(st.Stage, fs.acc, fs.gpu)
+		if sl := f.slices[i]; len(sl) > 0 {
+			st.Slices = sl
+			v := Stability(sl, time.Duration(f.setup.Load.SliceS*float64(time.Second)))
+			st.Stability = &v
+		}
 		run.Stages = append(run.Stages, st)
 	}
 	if !run.OpenLoop {
 		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })
 	}
-	run.Warnings = runWarnings(run)
+	run.Repeats = RepeatsOf(run.Stages)
+	run.Warnings = append(runWarnings(run), repeatWarnings(run.Repeats)...)
 	if run.Warnings == nil {
 		run.Warnings = []Warning{} // [] in JSON, not null
 	}
-	if !run.OpenLoop && len(run.Stages) >= 2 {
-		v := Scaling(run.Figures())
+	// Scaling is judged over the first repeat of each level.
+	var first []summary.Stage
+	for _, s := range run.Stages {
+		if s.Repeat == 0 {
+			first = append(first, s.Stage)
+		}
+	}
+	if !run.OpenLoop && len(first) >= 2 {
+		v := Scaling(first)
 		run.Verdict = &v
 	}
 	return run
@@ -259,6 +292,9 @@ func runWarnings(r *Run) []Warning {
 					ws = append(ws, w)
 				}
 			}
+		}
+		if w := stabilityWarning(&s); w != nil {
+			ws = append(ws, *w)
 		}
 	}
 	if w, ok := ollamaTemplate(r); ok {

@@ -95,6 +95,8 @@ func TestImports(t *testing.T) {
 		{"internal/sim", true, client, "the simulator imports nothing of the client: it is an independent server"},
 		{"internal/runner", false, one("internal/backend", "internal/summary", "internal/results"), "runner knows only record, schedule and the interfaces it declares"},
 		{"internal/engine", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "the engine table is data"},
+		{"internal/stability", false, func(s string) bool { return strings.HasPrefix(s, "internal/") && s != "internal/stats" }, "stability judges series of numbers: it imports only stats"},
+		{"internal/stability", true, network, "stability is pure"},
 	} {
 		if _, ok := all[rule.pkg]; !ok {
 			t.Errorf("%s: no such package (update this test and docs/ARCHITECTURE.md together)", rule.pkg)

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
@@ -56,6 +57,16 @@ type Env struct {
 	// lines every LiveEvery (0: 5 s), or a bar redrawn in place.
 	Live      ProgressMode
 	LiveEvery time.Duration
+	// SliceDone, when set, is told each time slice of a sliced run once it
+	// is written (tests read the client's memory there).
+	SliceDone func(record.Slice)
+}
+
+func (e *Env) sliceDone() func(record.Slice) {
+	if e == nil {
+		return nil
+	}
+	return e.SliceDone
 }
 
 func (e *Env) progress() io.Writer {
@@ -414,18 +425,19 @@ func create(out, command string, setup record.Setup, clock record.Clock) (string
 }
 
 // sink writes records to w and keeps its first error.
+// It is safe for concurrent use (a sliced stage writes its slices from a
+// goroutine of its own).
 type sink struct {
 	w   *results.Writer
+	mu  sync.Mutex
 	err error
 }
 
-func (s *sink) write(rec record.Record) {
-	if err := s.w.Write(rec); err != nil && s.err == nil {
-		s.err = err
-	}
-}
+func (s *sink) write(rec record.Record) { s.keep(s.w.Write(rec)) }
 
 func (s *sink) keep(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err != nil && s.err == nil {
 		s.err = err
 	}
@@ -434,6 +446,8 @@ func (s *sink) keep(err error) {
 // close writes the end line; the first error of the file wins.
 func (s *sink) close(interrupted bool) error {
 	err := s.w.Close(interrupted)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}

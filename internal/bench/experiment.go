@@ -41,14 +41,35 @@ func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (
 		return nil, err
 	}
 	res := &analyze.Experiment{Schema: analyze.ExperimentSchema, ChecksSkipped: f.Check.Skip}
-	for _, c := range f.Configs {
-		if ctx.Err() != nil {
-			break
+	rounds := 1
+	if f.Restart {
+		rounds = f.Repeat // A B A B …, each on a fresh server
+	}
+	byConfig := make([][]analyze.ExperimentConfig, len(f.Configs))
+	for r := range rounds {
+		for i, c := range f.Configs {
+			if ctx.Err() != nil {
+				break
+			}
+			if rounds > 1 {
+				fmt.Fprintf(env.progress(), "== %s (repeat %d of %d)\n", c.Name, r+1, rounds)
+			} else {
+				fmt.Fprintf(env.progress(), "== %s\n", c.Name)
+			}
+			o := runConfig(ctx, f, c, dir, r, env)
+			if !o.OK && o.Log != "" {
+				o.LogTail = experiment.Tail(o.Log, 8)
+			}
+			byConfig[i] = append(byConfig[i], o)
 		}
-		fmt.Fprintf(env.progress(), "== %s\n", c.Name)
-		o := runConfig(ctx, f, c, dir, env)
-		if !o.OK && o.Log != "" {
-			o.LogTail = experiment.Tail(o.Log, 8)
+	}
+	for _, outs := range byConfig {
+		if len(outs) == 0 {
+			continue
+		}
+		o := outs[0]
+		if len(outs) > 1 {
+			o = joinRepeats(ctx, outs)
 		}
 		res.Configs = append(res.Configs, o)
 	}
@@ -56,9 +77,89 @@ func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (
 	return res, nil
 }
 
+// joinRepeats is one configuration's outcome over its restarted repeats:
+// ok when every repeat was, its run the repeats' files folded as repeats
+// of one run.
+func joinRepeats(ctx context.Context, outs []analyze.ExperimentConfig) analyze.ExperimentConfig {
+	o := outs[len(outs)-1]
+	var files, reasons []string
+	for i, r := range outs {
+		if !r.OK {
+			reasons = append(reasons, fmt.Sprintf("repeat %d: %s", i+1, r.Reason))
+			continue
+		}
+		files = append(files, r.Result)
+	}
+	o.Result = strings.Join(files, ", ")
+	o.OK, o.Reason, o.Run = false, strings.Join(reasons, "; "), nil
+	if len(reasons) > 0 {
+		return o
+	}
+	run, err := ReadRepeats(ctx, files, true)
+	if err != nil {
+		o.Reason = err.Error()
+		return o
+	}
+	o.Run, o.OK = run, true
+	return o
+}
+
+// ReadRepeats folds result files of the same sweep, one per repeat, into
+// one run whose stages are their repeats: file k's stage i becomes repeat
+// k of level i.
+func ReadRepeats(ctx context.Context, paths []string, samples bool) (*analyze.Run, error) {
+	var fold *analyze.Fold
+	levels := 0
+	for k, path := range paths {
+		r, f, err := results.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		most := 0
+		for r.Next() {
+			if fold == nil {
+				setup := r.Header().Setup
+				setup.Load.Repeat = len(paths)
+				fold = analyze.NewFold(setup, paths[0])
+				if samples {
+					fold.KeepSamples()
+				}
+			}
+			rec := r.Record()
+			most = max(most, rec.Stage+1)
+			if k == 0 {
+				levels = most
+			}
+			rec.Stage, rec.Repeat = rec.Stage+k*levels, k
+			fold.Add(&rec)
+		}
+		f.Close()
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		if fold == nil {
+			return nil, fmt.Errorf("%s: no requests", path)
+		}
+		if most > levels {
+			return nil, fmt.Errorf("%s has %d stages, the first repeat %d: not repeats of one sweep", path, most, levels)
+		}
+		ms, gs := r.Metrics(), r.GPU()
+		for i := range ms {
+			ms[i].Stage += k * levels
+		}
+		for i := range gs {
+			gs[i].Stage += k * levels
+		}
+		fold.Metrics(ms)
+		fold.GPU(gs)
+	}
+	fold.Integrity(false, true, false)
+	return fold.Run(), nil
+}
+
 // runConfig takes one configuration from start to stop; whatever happens,
 // its process group is stopped and its port freed before it returns.
-func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir string, env *Env) (o analyze.ExperimentConfig) {
+func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir string, repeat int, env *Env) (o analyze.ExperimentConfig) {
 	o = analyze.ExperimentConfig{Name: c.Name}
 	progress := env.progress()
 	baseline, gpus := experiment.GPUMemory()
@@ -144,6 +245,13 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 	o.Result = filepath.Join(dir, safeName(c.Name)+".jsonl")
 	s := f.Sweep
 	cfg := SweepConfig{Command: "sweep", Target: Target{URL: c.URL, Endpoint: s.Endpoint}, Load: DefaultLoad(s.Concurrency), Out: o.Result}
+	if f.Restart {
+		o.Result = filepath.Join(dir, fmt.Sprintf("%s-r%d.jsonl", safeName(c.Name), repeat+1))
+		cfg.Out = o.Result
+		cfg.Load.Seed += int64(repeat) * 7919
+	} else {
+		cfg.Load.Repeat = f.Repeat
+	}
 	cfg.Workload.InputTokens, cfg.Workload.OutputTokens, cfg.Workload.IgnoreEOS, cfg.Workload.Seed = DefaultInputTokens, DefaultOutputTokens, true, 1
 	if s.Requests > 0 {
 		cfg.Load.Requests = s.Requests
@@ -201,6 +309,19 @@ func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, erro
 	if tool, err := foreign.Sniff(path); err == nil && tool != "" {
 		return foreign.Read(path)
 	}
+	fold, err := readFoldOf(ctx, path, samples)
+	if err != nil {
+		return nil, err
+	}
+	return fold.Run(), nil
+}
+
+// readFold folds a result file, as ReadRun does, without samples.
+func readFold(ctx context.Context, path string) (*analyze.Fold, error) {
+	return readFoldOf(ctx, path, false)
+}
+
+func readFoldOf(ctx context.Context, path string, samples bool) (*analyze.Fold, error) {
 	r, f, err := results.Open(path)
 	if err != nil {
 		return nil, err
@@ -228,9 +349,10 @@ func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, erro
 	}
 	fold.Metrics(r.Metrics())
 	fold.GPU(r.GPU())
+	fold.Slices(r.Slices())
 	end := r.End()
 	fold.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
-	return fold.Run(), nil
+	return fold, nil
 }
 
 func safeName(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }

@@ -50,10 +50,34 @@ type Load struct {
 	// first Requests when set, those before Duration when set).
 	Trace   *workload.Trace
 	Speedup float64
+	// Slice cuts every stage into slices of this length, each written to
+	// the result file as it ends, and judges their stability; the stage
+	// keeps no request of a finished slice. 0: no slices.
+	Slice time.Duration
+	// Repeat runs every stage this many times, interleaved (all stages,
+	// then all again), each repeat a stage of its own in the file; 0 or 1:
+	// once.
+	Repeat int
 }
 
-// Plans are the load's stages.
+// Plans are the load's stages: each level once, or with Repeat the levels
+// over and over (1 2 3, 1 2 3 …), each repeat a stage of its own with a
+// seed of its own.
 func (l Load) Plans() []runner.Plan {
+	once := l.plansOnce()
+	out := once
+	for r := 1; r < l.Repeat; r++ {
+		for _, p := range once {
+			p.Index += r * len(once)
+			p.Repeat = r
+			p.Seed += int64(r) * 7919
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (l Load) plansOnce() []runner.Plan {
 	var out []runner.Plan
 	if l.Trace != nil {
 		return []runner.Plan{l.tracePlan()}
@@ -129,9 +153,12 @@ func (l Load) stageTime() time.Duration {
 
 // record is the load as the result header keeps it.
 func (l Load) record() record.Load {
-	out := record.Load{Requests: l.Requests, RequestsPer: l.RequestsPer, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds()}
+	out := record.Load{Requests: l.Requests, RequestsPer: l.RequestsPer, DurationS: l.Duration.Seconds(), Warmup: l.Warmup, TimeoutS: l.Timeout.Seconds(), SliceS: l.Slice.Seconds()}
 	if l.Requests == 0 && len(l.RequestsPer) == 0 && l.Duration == 0 && l.Trace == nil {
 		out.MaxStageS = l.stageTime().Seconds()
+	}
+	if l.Repeat > 1 {
+		out.Repeat = l.Repeat
 	}
 	if l.Trace != nil {
 		p := l.tracePlan()
@@ -296,6 +323,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if p.At != nil {
 			label = fmt.Sprintf("trace (%.3g/s)", p.Rate)
 		}
+		if p.Repeat > 0 {
+			label += fmt.Sprintf(" #%d", p.Repeat+1)
+		}
 		what := fmt.Sprintf("%d requests", p.Requests)
 		switch {
 		case p.Requests == 0:
@@ -309,7 +339,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher
 		if scrape {
-			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, time.Second)
+			// A slice needs a dozen scrapes, not one a second.
+			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, max(time.Second, cfg.Load.Slice/12))
 		}
 		if cfg.Prompts != nil && r.Conversations == nil {
 			// Prompts are built before the stage's schedule starts, so
@@ -322,10 +353,22 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
 		// Live progress reads counters bumped off the requests' path.
 		show := env.live(label, p)
-		if err := r.Each(ctx, p, func(rec *record.Record) { fold.Add(rec); show.add(rec) }); err != nil {
+		each := func(rec *record.Record) { fold.Add(rec); show.add(rec) }
+		var sliced *slicing
+		if cfg.Load.Slice > 0 {
+			// Only the current slice's requests are kept; the stage's own
+			// figures are read back from the file at the end.
+			sliced = startSlicing(p.Index, p.Concurrency, cfg.Load.Slice, start, setup.SLO, &slicing{clock: clock, file: file, watch: watch, gpus: gpus,
+				names: names, progress: progress, label: label, done: env.sliceDone()})
+			each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
+		}
+		if err := r.Each(ctx, p, each); err != nil {
 			gone = fmt.Errorf("%s: %w", label, err)
 		}
 		show.end()
+		if sliced != nil {
+			sliced.finish(clock.Now())
+		}
 		if watch != nil {
 			samples := watch.Stop()
 			file.keep(w.WriteMetrics(samples))
@@ -341,6 +384,10 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 			}
 			file.keep(w.WriteGPU(p.Index, mine))
 			fold.GPU(mine)
+		}
+		if sliced != nil {
+			fmt.Fprintf(progress, "%s: %d slices\n", label, sliced.count)
+			return
 		}
 		s := fold.Figures(p.Index)
 		figures = append(figures, s)
@@ -372,6 +419,13 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	if serverTok != nil && serverTok.Err() != nil {
 		return fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", serverTok.Err())
+	}
+	if cfg.Load.Slice > 0 {
+		// A sliced run kept no stage's requests: its model is the file's,
+		// read back as report does.
+		if fold, err = readFold(context.WithoutCancel(ctx), out); err != nil {
+			return nil, err
+		}
 	}
 	if gone != nil {
 		// What finished is kept and returned; the run stops here.

@@ -117,6 +117,7 @@ var (
 var commandTable = map[string]func(ctx context.Context, cmd string, args []string, e *env) error{
 	"run":        loadCmd,
 	"sweep":      loadCmd,
+	"soak":       soakCmd,
 	"overhead":   overheadCmd,
 	"selftest":   selftestCmd,
 	"check":      checkCmd,
@@ -253,6 +254,8 @@ Usage:
   tokperf sweep [flags]      one stage per concurrency level (default -c 1,4,16,32),
                              the headline table, warnings and a verdict on scaling
   tokperf run [flags]        one stage: closed loop (-c N) or open loop (--rate R)
+  tokperf soak [flags]       one level for a long time (--duration, default 1h) in
+                             slices of a minute: is it stable? trend, change points, leaks
   tokperf overhead [flags]   the raw generation endpoint against the chat API on the
                              same server, paired request by request (default -c 1,8,32)
   tokperf check [flags]      smoke and accuracy checks: sensible output, greedy

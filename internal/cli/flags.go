@@ -269,6 +269,7 @@ type loadFlags struct {
 	seed                              int64
 	concSet                           bool
 	percentiles                       ints
+	stab                              stabilityFlags
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -277,6 +278,10 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	f.targetFlags.register(fs)
 	f.registerTransport(fs)
 	f.registerLoad(fs, cmd)
+	if cmd != "overhead" {
+		fs.group("Stability (time slices, repeats)")
+		f.stab.register(fs, cmd)
+	}
 	f.registerWorkload(fs)
 	if cmd == "run" {
 		fs.group("Trace replay")
@@ -433,7 +438,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 	case f.untilSaturated && len(f.rates) > 0:
 		return usagef("--until-saturated doubles concurrency: it does not mix with --rate")
 	}
-	return nil
+	return f.stab.check(f)
 }
 
 // checkSizes checks how many requests a stage has, and the percentiles
@@ -530,7 +535,7 @@ func (f *loadFlags) targetOf() bench.Target {
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
 		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
-		Trace: f.loaded, Speedup: f.speedup, Think: f.think}
+		Trace: f.loaded, Speedup: f.speedup, Think: f.think, Slice: f.stab.slice, Repeat: f.stab.repeat}
 }
 
 // requestsOne is --requests when it is one value for every stage, else 0.

@@ -59,3 +59,48 @@ done
 		t.Errorf("no energy per token:\n%s", out)
 	}
 }
+
+// A soak's slices carry the GPUs' readings of their own window: the most
+// memory in use on both together, and the power of both.
+func TestGPUPerSlice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six seconds of real time")
+	}
+	bin := t.TempDir()
+	script := `#!/bin/sh
+case "$*" in *--query-gpu*) ;; *) exit 0 ;; esac
+while true; do
+  echo "0, Stand-in GPU, 40000, 81559, 50, 100.00"
+  echo "1, Stand-in GPU, 41000, 81559, 70, 200.00"
+  sleep 0.1
+done
+`
+	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	p, _ := sim.LoadProfile("tiny")
+	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	out, errw, code := runCLI(t, "soak", "--url", url, "-c", "2", "--slice", "1s", "--duration", "6s", "--output-tokens", "50", "-o", path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	_, _, r, err := results.ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl := r.Slices()
+	if len(sl) < 6 {
+		t.Fatalf("%d slices", len(sl))
+	}
+	for _, s := range sl[:6] {
+		if s.GPUMemMiB != 81000 || math.Abs(s.GPUPowerW-300) > 15 {
+			t.Errorf("slice %d: GPU memory %v MiB, power %v W; want 81000 (both) and 300", s.Index, s.GPUMemMiB, s.GPUPowerW)
+		}
+	}
+}

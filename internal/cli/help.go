@@ -30,6 +30,14 @@ behind each percentile and marks one with too few (p99 of fewer than 100).`,
   tokperf run --url http://127.0.0.1:8000 --endpoint chat --header 'X-Tenant: bench' \
       --extra-body '{"chat_template_kwargs":{"enable_thinking":false}}'`,
 	},
+	"soak": {
+		usage: "soak [flags]",
+		summary: `One level for a long time (--duration, default an hour) in time slices of a minute,
+each written to the result file as it ends; then the stability verdict: the trend per hour
+of throughput and latency with its interval, change points, and server memory growth.`,
+		examples: `  tokperf soak --url http://127.0.0.1:8000 -c 32 --duration 8h
+  tokperf soak --url http://127.0.0.1:8000 -c 16 --slice 5m --duration 24h -o day.jsonl`,
+	},
 	"overhead": {
 		usage: "overhead [flags]",
 		summary: `The raw generation endpoint against the chat API on the same server, paired request

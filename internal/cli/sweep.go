@@ -22,11 +22,11 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	f.warn(e)
 	f.runSeed()
-	if cmd == "run" && len(f.conc) > 1 && len(f.rates) == 0 {
-		return usagef("run is one stage: give one -c level, or use sweep")
+	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
+		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
 	}
-	if cmd == "run" && len(f.rates) > 1 {
-		return usagef("run is one stage: give one --rate, or use sweep")
+	if cmd != "sweep" && len(f.rates) > 1 {
+		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
 	benv.Live = liveMode(e.stderr, f.quiet)

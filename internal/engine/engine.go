@@ -194,6 +194,11 @@ type Metrics struct {
 	CacheHits, CacheQueries, CacheHitRate                 string
 }
 
+// Resident is the server process's resident memory in bytes, as the
+// Prometheus client libraries of vLLM, SGLang and TGI's router export it
+// (and the simulator with degrade.resident_gb): a soak's leak detector.
+const Resident = "process_resident_memory_bytes"
+
 // The metrics of tokperf's own simulated server, whichever engine it
 // imitates: its engine steps and how many ran late for want of CPU.
 const (

@@ -30,6 +30,12 @@ type File struct {
 	Configs []Config `yaml:"configs"`
 	Sweep   Sweep    `yaml:"sweep"`
 	Check   Check    `yaml:"check"`
+	// Repeat runs each configuration's sweep this many times (0 or 1:
+	// once): within one server life, its levels interleaved, or with
+	// Restart the configurations in turn (A B A B …), each repeat on a
+	// freshly started server, since a restart changes the numbers too.
+	Repeat  int  `yaml:"repeat"`
+	Restart bool `yaml:"restart_between_repeats"`
 }
 
 // Config is one server configuration.
@@ -90,6 +96,12 @@ func Parse(file string, data []byte) (*File, error) {
 func (f *File) fill() error {
 	if len(f.Configs) == 0 {
 		return yamlfile.Fieldf("configs", "list at least one configuration")
+	}
+	if f.Repeat < 0 || f.Repeat > 100 {
+		return yamlfile.Fieldf("repeat", "must be 0..100, got %d", f.Repeat)
+	}
+	if f.Restart && f.Repeat < 2 {
+		return yamlfile.Fieldf("restart_between_repeats", "needs repeat: 2 or more")
 	}
 	names := map[string]bool{}
 	for i := range f.Configs {

@@ -52,6 +52,8 @@ func TestParseErrors(t *testing.T) {
 		{"configs:\n  - name: a\n    command: [x, y]\n    shell: true\n    url: http://h:1\n", "with shell: true, give one command line"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nsweep:\n  concurrency: [1, 0]\n", "sweep.concurrency[1]: must be at least 1"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    colour: red\n", "f.yaml:5:"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrepeat: -1\n", "f.yaml:5: repeat: must be 0..100, got -1"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrestart_between_repeats: true\n", "f.yaml:5: restart_between_repeats: needs repeat: 2 or more"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -68,6 +70,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("configs:\n  - name: !t a\n    command: [!t x]\n"))
 	f.Add([]byte("configs:\n  - &a {name: a, command: [x], url: 'http://h:1'}\n  - *a\n"))
 	f.Add([]byte("configs: [[[[[[[[{name: a}]]]]]]]]\n"))
+	f.Add([]byte("configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrepeat: 3\nrestart_between_repeats: true\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		e, err := Parse("fuzz.yaml", in)
 		if err != nil {
@@ -76,7 +79,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(e.Configs) == 0 || len(e.Sweep.Concurrency) == 0 {
+		if len(e.Configs) == 0 || len(e.Sweep.Concurrency) == 0 || e.Repeat < 0 || (e.Restart && e.Repeat < 2) {
 			t.Fatalf("accepted an empty experiment: %+v", e)
 		}
 	})

@@ -130,6 +130,7 @@ type Record struct {
 	// index in the run and the turn's, from 1 (0: not a conversation).
 	Conversation int
 	Turn         int
+	Repeat       int // which repeat of its level (--repeat), from 0
 
 	Scheduled    time.Duration
 	Sent         time.Duration

@@ -136,6 +136,11 @@ type Load struct {
 	// times its pace.
 	Trace   string  `json:"trace,omitempty"`
 	Speedup float64 `json:"speedup,omitempty"`
+	// SliceS is the length of the time slices the run's stages were cut
+	// into (--slice, soak); 0: none.
+	SliceS float64 `json:"slice_s,omitempty"`
+	// Repeat is how many times each stage ran (--repeat); 0 or 1: once.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Sampling is the sampling parameters sent.

@@ -191,6 +191,9 @@ func Rows(stages []summary.Stage, ps []float64) [][]string {
 				label += fmt.Sprintf(" (≤%d)", s.Concurrency)
 			}
 		}
+		if s.Repeat > 0 {
+			label += fmt.Sprintf(" #%d", s.Repeat+1)
+		}
 		errs := 0
 		for _, n := range s.Errors {
 			errs += n
@@ -478,7 +481,16 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
 		}
 	}
+	for _, s := range r.Stages {
+		Slices(w, s)
+	}
+	for _, l := range RepeatLines(r) {
+		fmt.Fprintln(w, l)
+	}
 	for _, wn := range warnings {
+		if wn.Check == "stability" {
+			continue // the slices' own verdict says it, above
+		}
 		fmt.Fprintln(w, "warning: "+wn.String())
 	}
 	if verdict != nil {

@@ -54,6 +54,9 @@ func csvReporter(result any) (Reporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := result.(*analyze.Run); ok && sliced(r) {
+		t = sliceTable(r) // a sliced run's CSV is its slices, to plot
+	}
 	return func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		head := make([]string, len(t.Columns))
@@ -78,6 +81,22 @@ func markdownReporter(result any) (Reporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := result.(*analyze.Run); ok && sliced(r) {
+		more := sliceTable(r)
+		first := markdownTable(t)
+		return func(w io.Writer) error {
+			if err := first(w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			return markdownTable(more)(w)
+		}, nil
+	}
+	return markdownTable(t), nil
+}
+
+// markdownTable writes t as Markdown: its title, the table, its lines.
+func markdownTable(t *Table) Reporter {
 	return func(w io.Writer) error {
 		if t.Title != "" {
 			fmt.Fprintf(w, "### %s\n\n", mdEscape(t.Title))
@@ -109,7 +128,7 @@ func markdownReporter(result any) (Reporter, error) {
 			}
 		}
 		return nil
-	}, nil
+	}
 }
 
 // mdEscape keeps a cell from breaking its table (a pipe ends a cell).
@@ -211,6 +230,7 @@ func runTable(r *analyze.Run) *Table {
 	if r.Verdict != nil {
 		t.Lines = append(t.Lines, "verdict: "+r.Verdict.Text)
 	}
+	t.Lines = append(t.Lines, RepeatLines(r)...)
 	return t
 }
 

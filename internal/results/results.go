@@ -81,6 +81,22 @@ func (w *Writer) WriteGPU(stage int, samples []record.GPUSample) error {
 	return w.err
 }
 
+// sliceLine is one time slice of a stage, written as it ends.
+type sliceLine struct {
+	Type string `json:"type"` // "slice"
+	record.Slice
+}
+
+// WriteSlice appends a finished time slice and flushes it.
+func (w *Writer) WriteSlice(s record.Slice) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.line(sliceLine{Type: "slice", Slice: s})
+	}
+	return w.err
+}
+
 // End is the last line of a run that ended normally or by interrupt.
 type End struct {
 	Type        string `json:"type"` // "end"
@@ -99,6 +115,7 @@ type line struct {
 	Warmup       bool                 `json:"warmup,omitempty"`
 	Conversation int                  `json:"conversation,omitempty"`
 	Turn         int                  `json:"turn,omitempty"`
+	Repeat       int                  `json:"repeat,omitempty"`
 	Scheduled    int64                `json:"scheduled_ns"`
 	Sent         int64                `json:"sent_ns"`
 	FirstByte    *int64               `json:"first_byte_ns,omitempty"`
@@ -150,7 +167,7 @@ func unopt(p *int64) time.Duration {
 
 func toLine(r *record.Record) line {
 	l := line{
-		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Conversation: r.Conversation, Turn: r.Turn,
+		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Conversation: r.Conversation, Turn: r.Turn, Repeat: r.Repeat,
 		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
@@ -169,7 +186,7 @@ func toLine(r *record.Record) line {
 
 func (l *line) record() record.Record {
 	r := record.Record{
-		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Conversation: l.Conversation, Turn: l.Turn,
+		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Conversation: l.Conversation, Turn: l.Turn, Repeat: l.Repeat,
 		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
@@ -274,7 +291,11 @@ type Reader struct {
 	truncated  bool
 	metrics    []record.ServerSample
 	gpu        []record.GPUSample
+	slices     []record.Slice
 }
+
+// Slices are the time slices read so far.
+func (r *Reader) Slices() []record.Slice { return r.slices }
 
 // GPU are the GPU readings read so far.
 func (r *Reader) GPU() []record.GPUSample { return r.gpu }
@@ -374,6 +395,17 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			r.gpu = append(r.gpu, g.GPUSample)
+		case "slice":
+			var sl sliceLine
+			if err := json.Unmarshal(b, &sl); err != nil {
+				r.err = fmt.Errorf("%s line %d: slice: %v", r.name, r.lineNo, err)
+				return false
+			}
+			if err := checkSlice(&sl.Slice); err != nil {
+				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
+				return false
+			}
+			r.slices = append(r.slices, sl.Slice)
 		case "end":
 			var e End
 			json.Unmarshal(b, &e)
@@ -403,7 +435,7 @@ func (l *line) check() error {
 		{"scheduled_ns", l.Scheduled}, {"sent_ns", l.Sent}, {"done_ns", l.Done}, {"connect_ns", l.ConnectNs},
 		{"retry_after_ns", l.RetryAfterNs}, {"backoff_ns", l.BackoffNs},
 		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
-		{"reasoning_tokens", int64(l.Reasoning)}, {"conversation", int64(l.Conversation)}, {"turn", int64(l.Turn)},
+		{"reasoning_tokens", int64(l.Reasoning)}, {"conversation", int64(l.Conversation)}, {"turn", int64(l.Turn)}, {"repeat", int64(l.Repeat)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d is negative", f.name, f.v)
@@ -430,6 +462,19 @@ func (l *line) check() error {
 		case i > 0 && c[0] < l.Chunks[i-1][0]:
 			return fmt.Errorf("chunks[%d]: offset %d is before the previous chunk's %d: chunks are stored in arrival order", i, c[0], l.Chunks[i-1][0])
 		}
+	}
+	return nil
+}
+
+// checkSlice rejects a slice no run writes; the error names the field.
+func checkSlice(s *record.Slice) error {
+	switch {
+	case s.Index < 0:
+		return fmt.Errorf("slice: %d is negative", s.Index)
+	case s.From < 0 || s.To < s.From:
+		return fmt.Errorf("to_ns: %d is before from_ns %d", s.To, s.From)
+	case s.Requests < 0 || s.OK < 0 || s.Errors < 0 || s.OutputTokens < 0 || s.OK+s.Errors > s.Requests:
+		return fmt.Errorf("requests: %d with %d ok and %d errors", s.Requests, s.OK, s.Errors)
 	}
 	return nil
 }

@@ -169,6 +169,9 @@ func FuzzReader(f *testing.F) {
 		f.Add(b[:i])
 	}
 	f.Add([]byte("{\"type\":\"request\"}\n"))
+	if sliced, err := os.ReadFile("testdata/sliced.jsonl"); err == nil {
+		f.Add(sliced)
+	}
 	f.Add([]byte("\x00\x01"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -187,6 +190,11 @@ func FuzzReader(f *testing.F) {
 				if rec.Chunks[i].At < rec.Chunks[i-1].At {
 					t.Fatalf("chunks out of order: %+v", rec.Chunks)
 				}
+			}
+		}
+		for _, s := range r.Slices() {
+			if s.Index < 0 || s.From < 0 || s.To < s.From || s.Requests < s.OK+s.Errors || s.OK < 0 || s.Errors < 0 {
+				t.Fatalf("slice with impossible figures: %+v", s)
 			}
 		}
 		if r.Err() == nil && r.Header() == nil {

@@ -50,6 +50,8 @@ type Plan struct {
 	// Think is the wait between a conversation's turns: after one ends,
 	// before the next is sent (Runner.Conversations).
 	Think time.Duration
+	// Repeat is which repeat of its level this stage is (--repeat), from 0.
+	Repeat int
 }
 
 // Runner runs stages against one backend.
@@ -207,7 +209,7 @@ func (r *Runner) one(ctx context.Context, st Plan, scheduled, waited time.Durati
 // set), sends it and emits the record; waited is the slot's wait before it.
 func (r *Runner) send(ctx context.Context, st Plan, i int, scheduled, waited time.Duration, warmup bool, emit func(record.Record), source Source, mark func(*record.Record)) record.Record {
 	rec := record.New(i)
-	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup = st.Index, st.Concurrency, st.Rate, warmup
+	rec.Stage, rec.Concurrency, rec.Rate, rec.Warmup, rec.Repeat = st.Index, st.Concurrency, st.Rate, warmup, st.Repeat
 	rec.Scheduled, rec.Backoff = scheduled, waited
 	if mark != nil {
 		mark(&rec)

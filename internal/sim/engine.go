@@ -104,6 +104,7 @@ type Engine struct {
 	cancel chan *Stream
 	done   chan struct{}
 	rng    *rand.Rand // engine goroutine only
+	start  time.Time  // the server's start: degradation is timed from it
 
 	// Gauges and counters for /metrics.
 	Running, Waiting, KVUsed        atomic.Int64
@@ -182,6 +183,7 @@ func NewEngine(p *Profile) *Engine {
 		cancel: make(chan *Stream),
 		done:   make(chan struct{}),
 		rng:    rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)),
+		start:  time.Now(),
 	}
 	if p.PrefixCache {
 		e.cache = newPrefixCache(p.PrefixCacheBlock, p.PrefixCacheTokens)
@@ -248,6 +250,7 @@ func (e *Engine) Run(ctx context.Context) {
 	const maxCatchUp = 5 * time.Millisecond
 	for {
 		now := time.Now()
+		pool := e.p.Degrade.kvTokens(e.p.KVTokens, now.Sub(e.start))
 		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
 			s := waiting[0]
 			need := s.job.PromptTokens + s.job.MaxTokens
@@ -255,9 +258,9 @@ func (e *Engine) Run(ctx context.Context) {
 				// Cached blocks live in free KV: a request that needs the
 				// space evicts them (a running request keeps its own KV,
 				// shared prefix or not: a simplification).
-				e.cache.fit(e.p.KVTokens - kvUsed - need)
+				e.cache.fit(pool - kvUsed - need)
 			}
-			if kvUsed+need > e.p.KVTokens && len(running) > 0 {
+			if kvUsed+need > pool && len(running) > 0 {
 				break // waits for space; TTFT grows
 			}
 			waiting = waiting[1:]
@@ -308,6 +311,10 @@ func (e *Engine) Run(ctx context.Context) {
 		if e.p.Jitter > 0 {
 			f := 1 + e.p.Jitter*e.rng.NormFloat64()
 			dur = time.Duration(float64(dur) * min(max(f, 0.5), 1.5))
+		}
+		if d := e.p.Degrade; d != nil {
+			elapsed := time.Since(e.start)
+			dur = time.Duration(float64(dur)*d.stepFactor(elapsed)) + d.stallLeft(elapsed)
 		}
 
 		base := time.Now()

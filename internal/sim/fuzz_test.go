@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func FuzzParseProfile(f *testing.F) {
@@ -24,6 +25,7 @@ func FuzzParseProfile(f *testing.F) {
 	f.Add([]byte("a: &a [1,1]\nb: &b [*a,*a]\nname: x\n"))
 	f.Add([]byte("decode: {table: [[[[[[[[{batch: 1}]]]]]]]]}\n"))
 	f.Add([]byte("decode:\n  table:\n    - batch: 1\n      step_ms: .inf\n"))
+	f.Add([]byte("name: x\ndecode: {linear: {a_ms: 1}}\nprefill: {per_token_us: 1}\ndegrade: {step_growth_pct_per_h: 10, slowdown_at_s: 60, slowdown_factor: 2, stall_every_s: 5, stall_s: 0.1, kv_leak_tokens_per_min: 9, resident_gb: 1, resident_gb_per_h: 1}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		p, err := ParseProfile("fuzz.yaml", in)
 		if err != nil {
@@ -36,6 +38,16 @@ func FuzzParseProfile(f *testing.F) {
 		for _, b := range []int{1, 7, 64} {
 			if d := p.StepTime(b, 1, 1000); d < 0 {
 				t.Fatalf("negative step time %v at batch %d", d, b)
+			}
+		}
+		// Degradation never makes a step faster than nothing, or a pause
+		// or a pool negative.
+		for _, at := range []time.Duration{0, time.Minute, 25 * time.Hour} {
+			if f := p.Degrade.stepFactor(at); !(f > 0) {
+				t.Fatalf("step factor %v at %v", f, at)
+			}
+			if p.Degrade.stallLeft(at) < 0 || p.Degrade.kvTokens(p.KVTokens, at) < 0 {
+				t.Fatalf("negative pause or pool at %v", at)
 			}
 		}
 	})

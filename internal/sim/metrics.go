@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 type histogram struct {
@@ -59,7 +60,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric := func(name, typ, help string, v float64) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, strconv.FormatFloat(v, 'g', -1, 64))
 	}
-	kv := float64(e.KVUsed.Load()) / float64(s.p.KVTokens)
+	// With a leaking pool the usage is of what is left of it.
+	kv := float64(e.KVUsed.Load()) / float64(max(s.p.Degrade.kvTokens(s.p.KVTokens, time.Since(e.start)), 1))
 	hitRate := 0.0
 	if q := e.CacheQueries.Load(); q > 0 {
 		hitRate = float64(e.CacheHits.Load()) / float64(q)
@@ -122,6 +124,9 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("tokperf_sim_late_steps_total", "counter", "Simulator steps that ended more than max(2 ms, step/5) after their deadline.", float64(l.Late))
 	metric("tokperf_sim_lateness_seconds_total", "counter", "Lateness summed over the late steps.", l.Total.Seconds())
 	metric("tokperf_sim_lateness_seconds_max", "gauge", "The latest step's lateness.", l.Worst.Seconds())
+	if rss, ok := s.p.Degrade.resident(time.Since(e.start)); ok {
+		metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss)
+	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write([]byte(b.String()))
 }

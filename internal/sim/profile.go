@@ -73,6 +73,9 @@ type Profile struct {
 	// DieAfter makes the server crash (close every connection and stop)
 	// when this many generation requests have arrived; 0: never.
 	DieAfter int `yaml:"die_after"`
+	// Degrade makes the server get worse as it runs (see Degrade); nil:
+	// it never does.
+	Degrade *Degrade `yaml:"degrade"`
 }
 
 // Reasoning is a reasoning model's thinking before its visible answer.
@@ -364,6 +367,11 @@ func (p *Profile) fill() error {
 		case "reasoning_content", "reasoning":
 		default:
 			return bad("reasoning.field", "must be reasoning_content or reasoning, got %q", r.Field)
+		}
+	}
+	if p.Degrade != nil {
+		if err := p.Degrade.check(); err != nil {
+			return err
 		}
 	}
 	if p.DieAfter < 0 {

@@ -58,9 +58,10 @@ func TestReadmeListsTheOptions(t *testing.T) {
 	}
 	doc := string(readme)
 	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens", "reasoning"}
-	wt := reflect.TypeFor[Wire]()
-	for i := range wt.NumField() {
-		tags = append(tags, wt.Field(i).Tag.Get("yaml"))
+	for _, typ := range []reflect.Type{reflect.TypeFor[Wire](), reflect.TypeFor[Degrade]()} {
+		for i := range typ.NumField() {
+			tags = append(tags, typ.Field(i).Tag.Get("yaml"))
+		}
 	}
 	for _, tag := range tags {
 		if tag == "ignore_ignore_eos" || tag == "wrong_answers" {

@@ -65,3 +65,16 @@ func t975(df float64) float64 {
 	z3, z5 := z*z*z, z*z*z*z*z
 	return z + (z3+z)/(4*df) + (5*z5+16*z3+3*z)/(96*df*df)
 }
+
+// MeanCI is the mean of xs with the half width of its 95% confidence
+// interval (Student's t with n − 1 degrees of freedom) and the coefficient
+// of variation (sample standard deviation / mean). Half and CV are NaN
+// with fewer than two values.
+func MeanCI(xs []float64) (mean, half, cv float64) {
+	mean, v := meanVar(xs)
+	if len(xs) < 2 {
+		return mean, math.NaN(), math.NaN()
+	}
+	sd := math.Sqrt(v)
+	return mean, t975(float64(len(xs)-1)) * sd / math.Sqrt(float64(len(xs))), sd / math.Abs(mean)
+}

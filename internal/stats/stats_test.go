@@ -128,3 +128,14 @@ func TestRatioCI(t *testing.T) {
 		t.Errorf("same sample: [%v, %v] should hold 1", lo, hi)
 	}
 }
+
+func TestMeanCI(t *testing.T) {
+	mean, half, cv := MeanCI([]float64{9, 10, 11, 10, 10})
+	// s = √(2/4) = 0.7071; t(4) = 2.776; half = 2.776 · 0.7071 / √5.
+	if mean != 10 || math.Abs(half-2.776*math.Sqrt(0.5)/math.Sqrt(5)) > 1e-9 || math.Abs(cv-math.Sqrt(0.5)/10) > 1e-12 {
+		t.Errorf("MeanCI = %v ± %v, CV %v", mean, half, cv)
+	}
+	if _, half, cv := MeanCI([]float64{3}); !math.IsNaN(half) || !math.IsNaN(cv) {
+		t.Errorf("one value: half %v, CV %v, want NaN", half, cv)
+	}
+}

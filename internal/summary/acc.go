@@ -80,7 +80,7 @@ func (a *Acc) Add(r *record.Record) {
 		return
 	}
 	s := &a.s
-	s.Index, s.Rate = r.Stage, r.Rate
+	s.Index, s.Rate, s.Repeat = r.Stage, r.Rate, r.Repeat
 	s.Requests++
 	s.Retries += r.Retries
 	if r.RetryAfter > 0 {

@@ -18,6 +18,8 @@ type Stage struct {
 	Index       int     `json:"stage"`
 	Concurrency int     `json:"concurrency"`
 	Rate        float64 `json:"rate,omitempty"`
+	// Repeat is which repeat of its level the stage is (--repeat), from 0.
+	Repeat int `json:"repeat,omitempty"`
 
 	Requests int                   `json:"requests"` // measured, any status
 	OK       int                   `json:"ok"`

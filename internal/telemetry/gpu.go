@@ -99,5 +99,15 @@ func (w *GPUWatcher) Samples() []record.GPUSample {
 	return append([]record.GPUSample(nil), w.samples...)
 }
 
+// Take returns the samples taken since the last Take (or the start) and
+// forgets them, so a long run keeps only the current slice's.
+func (w *GPUWatcher) Take() []record.GPUSample {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.samples
+	w.samples = nil
+	return out
+}
+
 // Stop ends the sampling (nvidia-smi, or the scrapes).
 func (w *GPUWatcher) Stop() { w.stop() }

@@ -69,7 +69,7 @@ func Parse(r io.Reader) (map[string]float64, error) {
 
 func names(n engine.Metrics) []string {
 	return []string{n.Running, n.Waiting, n.KV, n.Preemptions, n.Generated, n.Prompt, n.SpecDrafts, n.SpecDraftTokens,
-		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax}
+		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax, engine.Resident}
 }
 
 // Scrape fetches and parses /metrics once, keeping only the engine's names.
@@ -150,6 +150,17 @@ var (
 	Fast    = 250 * time.Millisecond
 	FastFor = 10 * time.Second
 )
+
+// Take returns the samples scraped since the last Take (or the start),
+// oldest first, and forgets them: a long stage keeps only its current
+// slice's. Stop returns what is left.
+func (w *Watcher) Take() []record.ServerSample {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.samples
+	w.samples = nil
+	return out
+}
 
 // Stop ends the watch and returns the samples, oldest first.
 func (w *Watcher) Stop() []record.ServerSample {

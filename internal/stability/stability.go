@@ -1,0 +1,318 @@
+// Package stability says whether a long run held steady: over its time
+// slices, each figure's robust trend per hour with a 95% interval
+// (Theil–Sen with Sen's interval), its change points (binary
+// segmentation, chosen over a straight line only when they explain the
+// series better by the Bayesian information criterion), and the growth of
+// the server's memory per hour. Warm-up slices and slices cut short are
+// left out, and the verdict says so. It knows nothing of how the slices
+// were measured.
+//
+//	v := stability.Judge(stability.Input{Slice: time.Minute, At: starts, Series: series})
+//	fmt.Println(v.Text) // "stable: aggregate −0.3 %/h [−0.9, +0.4], …"
+package stability
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Thresholds. A figure is called drifting only when its trend's 99%
+// interval excludes zero and the line moves it by DriftMin or more over the
+// measured span; shifted only when a change point the data choose moves
+// its level by ShiftMin or more; memory grows only when its interval
+// excludes zero and it grows by MemoryMin of its level over the span.
+// They are calibrated so that fewer than 5% of steady runs are called
+// anything but stable (TestSteadyRunsAreStable).
+const (
+	DriftMin  = 0.05
+	ShiftMin  = 0.05
+	MemoryMin = 0.01
+	// MinSlices is the fewest measured slices a verdict needs.
+	MinSlices = 6
+)
+
+// SegmentPenalty·ln(n)·σ² is how much a split must lower a segment's
+// squared error to be a change point.
+const SegmentPenalty = 5.0
+
+// DecideZ is the normal quantile of the interval a trend must exclude
+// zero by to count (99%), Bonferroni over the handful of figures judged.
+const DecideZ = 2.575829
+
+// Unit of a series: its values' unit, which also says how it is judged.
+type Unit string
+
+const (
+	TokS  Unit = "tok/s" // higher is better
+	Ms    Unit = "ms"    // lower is better
+	Bytes Unit = "bytes" // memory: growth is judged per hour in bytes
+	Share Unit = "share" // errors: lower is better, 0..1
+)
+
+// Series is one figure per slice; NaN where a slice has none.
+type Series struct {
+	Name   string // "aggregate", "p99 TTFT", "server memory"
+	Field  string // its JSON name: aggregate_tok_s, ttft_p99_ms, …
+	Unit   Unit
+	Values []float64
+}
+
+// Input is what a verdict is judged from.
+type Input struct {
+	Slice time.Duration   // the slices' length
+	At    []time.Duration // each slice's start, from the stage's start
+	Len   []time.Duration // each slice's length (the last may be short); nil: all Slice
+	// Warmup is how many leading slices to leave out; -1: the default,
+	// the first slice or the first 5% of them, whichever is more.
+	Warmup int
+	Series []Series
+}
+
+// Figure is the judgement of one series.
+type Figure struct {
+	Name  string `json:"name"`
+	Field string `json:"field"`
+	Unit  Unit   `json:"unit"`
+	N     int    `json:"slices"`
+	// Level is the trend line's value at the first measured slice.
+	Level float64 `json:"level"`
+	// PctPerH is the trend in % of Level per hour with its 95% interval
+	// (memory: PerH in bytes per hour instead).
+	PctPerH   float64 `json:"pct_per_h"`
+	PctPerHLo float64 `json:"pct_per_h_lo"`
+	PctPerHHi float64 `json:"pct_per_h_hi"`
+	PerH      float64 `json:"per_h"`
+	PerHLo    float64 `json:"per_h_lo"`
+	PerHHi    float64 `json:"per_h_hi"`
+	// Changes are the change points the data chose over a straight line.
+	Changes []Change `json:"changes,omitempty"`
+	// State is flat, drift (the trend), shift (a change point) or growth
+	// (memory); Worse says whether the move is for the worse.
+	State string `json:"state"`
+	Worse bool   `json:"worse"`
+}
+
+// Change is a shift of level at a slice.
+type Change struct {
+	Slice  int           `json:"slice"`  // the first slice of the new level
+	At     time.Duration `json:"at_ns"`  // its start
+	Before float64       `json:"before"` // median of the segment before
+	After  float64       `json:"after"`  // and after
+	Pct    float64       `json:"pct"`    // 100·(after/before − 1)
+}
+
+// Verdict is the run's stability with its numbers.
+type Verdict struct {
+	Kind     string   `json:"kind"` // stable, degrading, improving, too_short
+	Slices   int      `json:"slices"`
+	Measured int      `json:"measured"`
+	Warmup   int      `json:"warmup"`
+	Short    int      `json:"short"` // slices cut short, left out
+	Figures  []Figure `json:"figures"`
+	Text     string   `json:"text"`
+}
+
+// Judge judges in's series over its measured slices.
+func Judge(in Input) Verdict {
+	n := len(in.At)
+	v := Verdict{Slices: n, Figures: []Figure{}}
+	w := in.Warmup
+	if w < 0 {
+		w = max(1, int(math.Ceil(0.05*float64(n))))
+	}
+	v.Warmup = min(w, n)
+	var keep []int
+	for i := v.Warmup; i < n; i++ {
+		if in.Len != nil && in.Slice > 0 && in.Len[i] < in.Slice*9/10 {
+			v.Short++
+			continue
+		}
+		keep = append(keep, i)
+	}
+	v.Measured = len(keep)
+	if v.Measured < MinSlices {
+		v.Kind = "too_short"
+		v.Text = fmt.Sprintf("too short to judge: %d measured slices (%s), at least %d needed", v.Measured, v.excluded(), MinSlices)
+		return v
+	}
+	worse, better := false, false
+	for _, s := range in.Series {
+		var x, y []float64
+		var at []time.Duration
+		var idx []int
+		for _, i := range keep {
+			if i < len(s.Values) && !math.IsNaN(s.Values[i]) && !math.IsInf(s.Values[i], 0) {
+				x = append(x, (in.At[i] + in.length(i)/2).Hours())
+				y = append(y, s.Values[i])
+				at = append(at, in.At[i])
+				idx = append(idx, i)
+			}
+		}
+		if len(y) < MinSlices {
+			continue
+		}
+		f := judge(s, x, y, at, idx)
+		if f.State != "flat" {
+			if f.Worse {
+				worse = true
+			} else {
+				better = true
+			}
+		}
+		v.Figures = append(v.Figures, f)
+	}
+	switch {
+	case worse:
+		v.Kind = "degrading"
+	case better:
+		v.Kind = "improving"
+	default:
+		v.Kind = "stable"
+	}
+	v.Text = v.text()
+	return v
+}
+
+func (in Input) length(i int) time.Duration {
+	if in.Len != nil {
+		return in.Len[i]
+	}
+	return in.Slice
+}
+
+// judge is one series' figure.
+func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
+	f := Figure{Name: s.Name, Field: s.Field, Unit: s.Unit, N: len(y), State: "flat"}
+	t, wide := theilSen(x, y, 1.959964, DecideZ)
+	f.Level = t.At(x[0])
+	f.PerH, f.PerHLo, f.PerHHi = t.Slope, t.Lo, t.Hi
+	if f.Level != 0 {
+		f.PctPerH, f.PctPerHLo, f.PctPerHHi = 100*t.Slope/math.Abs(f.Level), 100*t.Lo/math.Abs(f.Level), 100*t.Hi/math.Abs(f.Level)
+	}
+	span := x[len(x)-1] - x[0]
+	lowerBetter := s.Unit != TokS
+	// The decision takes the 99% interval: five figures judged at 95% each
+	// would call one steady run in five unstable.
+	excludesZero := wide.Lo > 0 || wide.Hi < 0
+	if s.Unit == Bytes {
+		if excludesZero && math.Abs(t.Slope)*span >= MemoryMin*math.Abs(f.Level) {
+			f.State, f.Worse = "growth", t.Slope > 0
+		}
+		return f
+	}
+	sigma := noise(y)
+	if sigma > 0 {
+		n := float64(len(y))
+		pen := math.Log(n)
+		cuts := Segment(clip(y, sigma, 6), sigma, SegmentPenalty*pen)
+		// The data choose between a level, a line and steps by BIC with
+		// the noise known: SSE/σ² plus ln n for each parameter.
+		cLine := lineSSE(x, y)/(sigma*sigma) + 2*pen
+		cSteps := segmentsSSE(y, cuts)/(sigma*sigma) + float64(1+2*len(cuts))*pen
+		if len(cuts) > 0 && cSteps < cLine {
+			from := 0
+			for k, c := range cuts {
+				to := len(y)
+				if k+1 < len(cuts) {
+					to = cuts[k+1]
+				}
+				before, after := sortedMedian(y[from:c]), sortedMedian(y[c:to])
+				ch := Change{Slice: idx[c], At: at[c], Before: before, After: after}
+				if before != 0 {
+					ch.Pct = 100 * (after/before - 1)
+				}
+				f.Changes = append(f.Changes, ch)
+				from = c
+			}
+			if big := f.biggest(); big != nil && math.Abs(big.Pct) >= 100*ShiftMin {
+				f.State, f.Worse = "shift", (big.Pct > 0) == lowerBetter
+				return f
+			}
+		}
+	}
+	if excludesZero && math.Abs(f.PctPerH)*span >= 100*DriftMin {
+		f.State, f.Worse = "drift", (t.Slope > 0) == lowerBetter
+	}
+	return f
+}
+
+// biggest is the change point that moves the level most.
+func (f *Figure) biggest() *Change {
+	var best *Change
+	for i := range f.Changes {
+		if best == nil || math.Abs(f.Changes[i].Pct) > math.Abs(best.Pct) {
+			best = &f.Changes[i]
+		}
+	}
+	return best
+}
+
+func (v *Verdict) excluded() string {
+	s := fmt.Sprintf("%d warm-up slice", v.Warmup)
+	if v.Warmup != 1 {
+		s += "s"
+	}
+	s += " left out"
+	if v.Short > 0 {
+		s += fmt.Sprintf(", %d cut short", v.Short)
+	}
+	return s
+}
+
+// text is the verdict's sentence: the kind, then each figure with its
+// numbers, then what was left out.
+func (v *Verdict) text() string {
+	var parts []string
+	for _, f := range v.Figures {
+		parts = append(parts, f.Text())
+	}
+	return fmt.Sprintf("%s: %s (%d slices, %s)", v.Kind, strings.Join(parts, "; "), v.Measured, v.excluded())
+}
+
+// Text is the figure's phrase: "aggregate −0.3 %/h [−0.9, +0.4]",
+// "p99 TTFT +41% from minute 35 (change point, 1.21 s → 1.71 s)",
+// "server memory +1.3 GB/h [1.2, 1.4]", "p99 ITL flat".
+func (f Figure) Text() string {
+	switch {
+	case f.Unit == Bytes && f.State == "flat":
+		return f.Name + " flat"
+	case f.Unit == Bytes:
+		return fmt.Sprintf("%s %s/h [%s, %s]", f.Name, gb(f.PerH, true), gb(f.PerHLo, false), gb(f.PerHHi, false))
+	case f.State == "shift":
+		c := f.biggest()
+		return fmt.Sprintf("%s %+.0f%% from minute %.0f (change point, %s → %s)", f.Name, c.Pct, c.At.Minutes(), value(c.Before, f.Unit), value(c.After, f.Unit))
+	case f.State == "drift":
+		return fmt.Sprintf("%s %+.1f %%/h [%+.1f, %+.1f]", f.Name, f.PctPerH, f.PctPerHLo, f.PctPerHHi)
+	case f.Field == "aggregate_tok_s":
+		// The throughput's trend is said even when flat: it is the headline.
+		return fmt.Sprintf("%s %+.1f %%/h [%+.1f, %+.1f]", f.Name, f.PctPerH, f.PctPerHLo, f.PctPerHHi)
+	}
+	return f.Name + " flat"
+}
+
+func gb(b float64, sign bool) string {
+	if sign {
+		return fmt.Sprintf("%+.2f GB", b/1e9)
+	}
+	return fmt.Sprintf("%.2f", b/1e9)
+}
+
+func value(v float64, u Unit) string {
+	switch u {
+	case Ms:
+		if math.Abs(v) >= 1000 {
+			return fmt.Sprintf("%.2f s", v/1000)
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	case TokS:
+		if math.Abs(v) < 100 {
+			return fmt.Sprintf("%.1f tok/s", v)
+		}
+		return fmt.Sprintf("%.0f tok/s", v)
+	case Share:
+		return fmt.Sprintf("%.1f%%", 100*v)
+	}
+	return fmt.Sprintf("%g", v)
+}
