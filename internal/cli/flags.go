@@ -278,6 +278,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	f.targetFlags.register(fs)
 	f.registerTransport(fs)
 	f.registerLoad(fs, cmd)
+	f.stab.repeat = 1 // overhead runs each level once
 	if cmd != "overhead" {
 		fs.group("Stability (time slices, repeats)")
 		f.stab.register(fs, cmd)
