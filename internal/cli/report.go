@@ -17,6 +17,8 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var format string
 	registerFormat(fs, &format)
+	var cf chartFlags
+	cf.register(fs)
 	paths, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -27,6 +29,14 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	if together(format) {
+		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
+	}
+	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, e) })
+}
+
+// reportEach renders each file in turn.
+func reportEach(ctx context.Context, paths []string, format string, e *env) error {
 	for i, path := range paths {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)

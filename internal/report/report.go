@@ -33,6 +33,8 @@ var formats = map[string]func(result any) (Reporter, error){
 	"json":     jsonReporter,
 	"csv":      csvReporter,
 	"markdown": markdownReporter,
+	"html":     htmlReporter,
+	"png":      pngReporter,
 }
 
 // Formats lists the format names, sorted.
@@ -53,6 +55,9 @@ func Render(w io.Writer, format string, result any) error {
 	make, ok := formats[format]
 	if !ok {
 		return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
+	}
+	if p, ok := result.(Pick); ok && format != "png" {
+		result = p.Result // one chart is the png format's choice
 	}
 	rep, err := make(result)
 	if err != nil {
