@@ -3,6 +3,7 @@ module github.com/tokperf/tokperf
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-cmp v0.7.0
@@ -14,7 +15,6 @@ require (
 )
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect

@@ -46,6 +46,7 @@ type series struct {
 	Markers bool // draw each point (with its hover value)
 	Dash    string
 	Ring    []bool // per point: a ring around it (the Pareto frontier)
+	Tip     string // the line's hover value
 }
 
 type point struct {
@@ -312,7 +313,7 @@ func (c *chart) layout() *scene {
 			pts = append(pts, xa.pos(p.X), ya.pos(p.Y))
 		}
 		if se.Line && len(pts) >= 4 {
-			s.add(shape{kind: 'p', pts: pts, stroke: se.Color, width: 2, dash: se.Dash, series: se.Name})
+			s.add(shape{kind: 'p', pts: pts, stroke: se.Color, width: 2, dash: se.Dash, series: se.Name, tip: se.Tip})
 		}
 		if !se.Markers {
 			continue

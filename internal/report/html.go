@@ -292,13 +292,9 @@ func stageCharts(n named, s *analyze.Stage) []*chart {
 				se.Points = append(se.Points, point{X: secs(ar.At, float64(r.Sent)), Y: float64(ar.Tokens)})
 			}
 			last := se.Points[len(se.Points)-1]
-			se.Points[len(se.Points)-1].Tip = fmt.Sprintf("request %d: %d tokens by %.3f s", r.ID, r.Tokens, last.X)
+			se.Tip = fmt.Sprintf("request %d: %d tokens in %.3f s since it was sent, %d arrivals shown", r.ID, r.Tokens, last.X, len(r.Arrivals))
 			a.Series = append(a.Series, se)
 			shown++
-		}
-		// The last point of each request carries its hover value.
-		for i := range a.Series {
-			a.Series[i].Markers = false
 		}
 		a.Note = fmt.Sprintf("Each line is one request's tokens as their chunks arrived: %d requests of the sample, up to %d arrivals each (a longer stream shows evenly spaced ones and its last).", shown, analyze.ArrivalPoints)
 		if shown > 0 {
