@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"strings"
@@ -59,5 +60,10 @@ func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format 
 	if c.chart != "" {
 		result = report.Pick{Chart: c.chart, Result: result}
 	}
-	return report.Render(e.stdout, format, result)
+	if err := report.Render(e.stdout, format, result); errors.Is(err, report.ErrNoChart) {
+		return usagef("--chart: %v", err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }

@@ -79,7 +79,16 @@ func pageOf(result any) (*page, error) {
 		ExperimentText(&b, r)
 		p.sections = append(p.sections, "<h2>Configurations</h2>\n<pre>"+text(b.String())+"</pre>")
 	default:
-		return nil, unknownModel(result)
+		// A model with no curves (a check, a self-test, an overhead
+		// comparison) is its text report on a page.
+		rep, err := textReporter(result)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		rep(&b)
+		p.title = "tokperf"
+		p.sections = append(p.sections, "<pre>"+text(b.String())+"</pre>")
 	}
 	return p, nil
 }

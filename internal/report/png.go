@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -35,6 +36,9 @@ type Pick struct {
 	Chart  string
 	Result any
 }
+
+// ErrNoChart is the error of a png asked for a chart the result lacks.
+var ErrNoChart = errors.New("no chart")
 
 // pngScale is the image's pixels per layout pixel (crisp on a slide).
 const pngScale = 2
@@ -85,10 +89,10 @@ func (p *page) find(name string) (*chart, error) {
 		}
 	}
 	if len(all) == 0 && len(have) == 0 {
-		return nil, fmt.Errorf("png: the result has no chart")
+		return nil, fmt.Errorf("%w: this result has none (the text, json, csv, markdown and html formats render it)", ErrNoChart)
 	}
 	sort.Strings(have)
-	return nil, fmt.Errorf("no chart %q in this result: it has %s", name, strings.Join(dedup(have), ", "))
+	return nil, fmt.Errorf("%w %q in this result: it has %s", ErrNoChart, name, strings.Join(dedup(have), ", "))
 }
 
 func dedup(s []string) []string {
