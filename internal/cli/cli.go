@@ -192,7 +192,7 @@ Usage:
   tokperf version
   tokperf help COMMAND       the flags of a command
 
-Every command that prints results takes --format text|json|csv|markdown.
+Every command that prints results takes --format text|json|csv|markdown|html|png.
 With no --url, sweep and run start the embedded simulated server (profile
 "seed", the seed article's 8-GPU deployment) and say so: the first run needs
 no GPU. Every figure is defined in docs/METRICS.md.

@@ -26,7 +26,7 @@ import (
 
 // The png format rasterizes the scene the html format draws as SVG, in
 // pure Go (golang.org/x/image's vector rasterizer and the Go fonts): no
-// browser, no C library, about 1 MB of binary (0.98 MB measured: the two Go fonts are 0.27 MB of it) where gonum.org/v1/plot
+// browser, no C library, 0.98 MB of binary (the two Go fonts are 0.27 MB of it) where gonum.org/v1/plot
 // adds about 9 MB (docs/METRICS.md, charts).
 
 // Pick is a result with the one chart the png format draws of it (a name
