@@ -73,3 +73,23 @@ func writeLevels(t *testing.T, path string, levels []int, aggs []float64) {
 	}
 	w.Close(false)
 }
+
+// A live sweep's page is the page of its file read back: the timeline's
+// sample does not depend on how the records came.
+func TestSweepHTMLEqualsReportHTML(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,8", "--requests", "40", "--output-tokens", "30", "--format", "html", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	saved, errr, code := runCLI(t, "report", file, "--format", "html")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errr)
+	}
+	if live != saved {
+		t.Errorf("sweep --format html and report --format html differ (%d and %d bytes)", len(live), len(saved))
+	}
+	if !strings.Contains(live, `data-chart="timeline"`) || !strings.Contains(live, "All 40 measured requests of the stage.") {
+		t.Error("the live page has no timeline of the stage's 40 requests")
+	}
+}

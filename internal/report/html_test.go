@@ -236,3 +236,33 @@ func keep(r *analyze.Run) *analyze.Run {
 }
 
 func dur(ns float64) time.Duration { return time.Duration(ns) }
+
+// A stage with server and GPU readings over time gets their charts; an
+// open-loop run is drawn against the offered rate on a linear axis.
+func TestHTMLSeriesAndOpenLoop(t *testing.T) {
+	r := run()
+	kv := 0.25
+	r.Stages[1].Series = &analyze.Series{
+		Server: []analyze.ServerPoint{{At: 0, Running: 2, Waiting: 1, KV: &kv}, {At: time.Second, Running: 2, KV: &kv}},
+		GPU:    []analyze.GPUPoint{{At: 0, PowerW: 700, MemMiB: 2048, UtilPct: 90}, {At: time.Second, PowerW: 650, MemMiB: 2048}},
+	}
+	var b bytes.Buffer
+	if err := Render(&b, "html", r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-chart="server"`, `data-chart="kv"`, `data-chart="gpu-power"`, `data-chart="gpu-memory"`, "0.0 s: KV cache 25.00% used", "1.0 s: 650 W", "0.0 s: 2.0 GiB used"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q", want)
+		}
+	}
+	r.OpenLoop = true
+	r.Stages[0].Rate, r.Stages[1].Rate = 2.5, 5
+	p, _ := pageOf(r)
+	c := p.throughput()
+	if c.XLog || c.XLabel != "offered rate (requests/s)" || c.Series[0].Points[1].X != 5 {
+		t.Errorf("open loop: %+v", c)
+	}
+	if _, err := p.find("gpu-power@rate=5/s"); err != nil {
+		t.Error(err)
+	}
+}
