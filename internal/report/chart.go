@@ -421,13 +421,15 @@ func (s *scene) svg(b *strings.Builder) {
 // f prints a pixel coordinate with one decimal at most.
 func f(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
-func text(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+var (
+	textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	attrEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+)
 
-func attr(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
-}
+// text escapes s for HTML text, attr for an attribute's value.
+func text(s string) string { return textEscaper.Replace(s) }
+
+func attr(s string) string { return attrEscaper.Replace(s) }
 
 // pareto marks the points no other point beats on both axes (higher is
 // better on each): the frontier.

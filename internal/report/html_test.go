@@ -266,3 +266,19 @@ func TestHTMLSeriesAndOpenLoop(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A result with nothing to draw gets an image that says so; a named chart
+// it lacks is an error.
+func TestPNGOfNothing(t *testing.T) {
+	empty := analyze.NewFold(record.Setup{}, "e.jsonl").Run()
+	var b bytes.Buffer
+	if err := Render(&b, "png", empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&b); err != nil {
+		t.Error(err)
+	}
+	if err := Render(&bytes.Buffer{}, "png", Pick{Chart: "ttft", Result: empty}); err == nil {
+		t.Error("a chart the result lacks was drawn")
+	}
+}

@@ -61,7 +61,10 @@ func pngReporter(result any) (Reporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(w io.Writer) error { return png.Encode(w, c.layout().raster()) }, nil
+	// Fast compression: a chart is flat colour, the files stay small.
+	return func(w io.Writer) error {
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, c.layout().raster())
+	}, nil
 }
 
 // find is the chart called name (NAME or NAME@STAGE; "" is the first).
@@ -89,6 +92,12 @@ func (p *page) find(name string) (*chart, error) {
 		}
 	}
 	if len(all) == 0 && len(have) == 0 {
+		if want == "" {
+			// Nothing to draw is said on an image, not refused: a run
+			// whose stages all failed still gets its png.
+			return &chart{Name: "none", Title: p.title, XLabel: "concurrency", YLabel: "aggregate output tok/s",
+				Note: "This result has no chart: no stage finished a request, or it is not a run (the text and html formats show it)."}, nil
+		}
 		return nil, fmt.Errorf("%w: this result has none (the text, json, csv, markdown and html formats render it)", ErrNoChart)
 	}
 	sort.Strings(have)
@@ -146,25 +155,28 @@ func (s *scene) raster() *image.RGBA {
 	k := float64(pngScale)
 	img := image.NewRGBA(image.Rect(0, 0, int(math.Ceil(s.w*k)), int(math.Ceil(s.h*k))))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	z := vector.NewRasterizer(0, 0) // one for every shape: it keeps its buffer
 	for _, sh := range s.shapes {
 		switch sh.kind {
 		case 'p':
 			for _, seg := range dashed(sh.pts, sh.dash) {
 				for i := 0; i+3 < len(seg); i += 2 {
-					fillPolygon(img, stroke(seg[i]*k, seg[i+1]*k, seg[i+2]*k, seg[i+3]*k, sh.width*k), parseColor(sh.stroke))
+					fillPolygon(img, z, stroke(seg[i]*k, seg[i+1]*k, seg[i+2]*k, seg[i+3]*k, sh.width*k), parseColor(sh.stroke))
 				}
 			}
 		case 'r':
+			// Rectangles are the background: whole pixels, no edges to smooth.
 			x, y := sh.pts[0]*k, sh.pts[1]*k
-			fillPolygon(img, [][]float64{{x, y, x + sh.w*k, y, x + sh.w*k, y + sh.h*k, x, y + sh.h*k}}, parseColor(sh.fill))
+			r := image.Rect(int(math.Round(x)), int(math.Round(y)), int(math.Round(x+sh.w*k)), int(math.Round(y+sh.h*k)))
+			draw.Draw(img, r, image.NewUniform(parseColor(sh.fill)), image.Point{}, draw.Src)
 		case 'c':
 			x, y, r := sh.pts[0]*k, sh.pts[1]*k, sh.r*k
 			if sh.fill != "" {
-				fillPolygon(img, [][]float64{circle(x, y, r, false)}, parseColor(sh.fill))
+				fillPolygon(img, z, [][]float64{circle(x, y, r, false)}, parseColor(sh.fill))
 			}
 			if sh.stroke != "" {
 				w := sh.width * k / 2
-				fillPolygon(img, [][]float64{circle(x, y, r+w, false), circle(x, y, r-w, true)}, parseColor(sh.stroke))
+				fillPolygon(img, z, [][]float64{circle(x, y, r+w, false), circle(x, y, r-w, true)}, parseColor(sh.stroke))
 			}
 		case 't':
 			drawText(img, sh, k)
@@ -245,8 +257,8 @@ func circle(x, y, r float64, reverse bool) []float64 {
 }
 
 // fillPolygon fills polygons (x, y pairs; an inner one wound the other way
-// is a hole) on img, rasterizing only their bounding box.
-func fillPolygon(img *image.RGBA, polys [][]float64, c color.RGBA) {
+// is a hole) on img with z, rasterizing only their bounding box.
+func fillPolygon(img *image.RGBA, z *vector.Rasterizer, polys [][]float64, c color.RGBA) {
 	minX, minY, maxX, maxY := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
 	for _, p := range polys {
 		for i := 0; i+1 < len(p); i += 2 {
@@ -258,7 +270,7 @@ func fillPolygon(img *image.RGBA, polys [][]float64, c color.RGBA) {
 	if b.Empty() {
 		return
 	}
-	z := vector.NewRasterizer(b.Dx(), b.Dy())
+	z.Reset(b.Dx(), b.Dy())
 	ox, oy := float32(b.Min.X), float32(b.Min.Y)
 	for _, p := range polys {
 		z.MoveTo(float32(p[0])-ox, float32(p[1])-oy)
