@@ -106,3 +106,26 @@ func TestSeriesOf(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTimelineAdd is what the timeline's sample costs a record (a
+// hash and one comparison once the sample is full), against a Fold's whole
+// Add of a 600-token request in BenchmarkFoldAdd.
+func BenchmarkTimelineAdd(b *testing.B) {
+	r := timedRecord(0)
+	t := newTimelineAcc()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.ID = i
+		t.add(&r)
+	}
+}
+
+func BenchmarkFoldAdd(b *testing.B) {
+	r := timedRecord(0)
+	f := NewFold(record.Setup{}, "")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.ID = i
+		f.Add(&r)
+	}
+}

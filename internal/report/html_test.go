@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -280,5 +281,19 @@ func TestPNGOfNothing(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, "png", Pick{Chart: "ttft", Result: empty}); err == nil {
 		t.Error("a chart the result lacks was drawn")
+	}
+}
+
+func BenchmarkHTML(b *testing.B) {
+	r := run()
+	for b.Loop() {
+		Render(io.Discard, "html", r)
+	}
+}
+
+func BenchmarkPNG(b *testing.B) {
+	r := run()
+	for b.Loop() {
+		Render(io.Discard, "png", r)
 	}
 }

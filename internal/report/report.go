@@ -2,8 +2,10 @@
 // through one registry of formats: text (the human report, its tables
 // Markdown-compatible), json (every figure, warning and verdict, with a
 // versioned schema), csv (one row per stage, one number per cell, units in
-// the column names) and markdown (GitHub tables and lists). Every command
-// that prints results takes --format and renders through Render.
+// the column names), markdown (GitHub tables and lists), html (one
+// self-contained page of SVG charts: chart.go, html.go) and png (one of
+// those charts as an image: png.go). Every command that prints results
+// takes --format and renders through Render.
 //
 //	report.Render(os.Stdout, "json", run) // run is an *analyze.Run
 package report
