@@ -29,6 +29,7 @@ const (
 // same sample, whatever order its records come in, live or read back.
 type Timeline struct {
 	Requests int            `json:"requests"` // the measured requests it is drawn from
+	From     time.Duration  `json:"from_ns"`  // the first of their sends, sampled or not
 	Sample   []TimedRequest `json:"sample"`   // by send time
 }
 
@@ -138,6 +139,7 @@ func mix(x uint64) uint64 {
 // timelineAcc builds a stage's Timeline from its measured records.
 type timelineAcc struct {
 	n        int
+	from     time.Duration
 	requests sampler
 	arrivals sampler
 }
@@ -147,6 +149,9 @@ func newTimelineAcc() *timelineAcc {
 }
 
 func (t *timelineAcc) add(r *record.Record) {
+	if t.n == 0 || r.Sent < t.from {
+		t.from = r.Sent
+	}
 	t.n++
 	key := mix(uint64(r.ID))
 	timed := func() TimedRequest {
@@ -177,7 +182,7 @@ func (t *timelineAcc) timeline() *Timeline {
 	if t.n == 0 {
 		return nil
 	}
-	tl := &Timeline{Requests: t.n, Sample: append([]TimedRequest(nil), t.requests.items...)}
+	tl := &Timeline{Requests: t.n, From: t.from, Sample: append([]TimedRequest(nil), t.requests.items...)}
 	with := map[int][]Arrival{}
 	for _, a := range t.arrivals.items {
 		with[a.ID] = a.Arrivals

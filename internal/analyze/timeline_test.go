@@ -45,8 +45,8 @@ func TestTimelineSampleIsBoundedAndDeterministic(t *testing.T) {
 	shuffled := slices.Clone(ids)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	b := fold(shuffled)
-	if a.Requests != n || len(a.Sample) != TimelineLimit || !a.Sampled() {
-		t.Fatalf("requests %d, sample %d", a.Requests, len(a.Sample))
+	if a.Requests != n || len(a.Sample) != TimelineLimit || !a.Sampled() || a.From != 0 || b.From != 0 {
+		t.Fatalf("requests %d, sample %d, from %v and %v", a.Requests, len(a.Sample), a.From, b.From)
 	}
 	byHash := slices.Clone(ids)
 	sort.Slice(byHash, func(i, j int) bool { return mix(uint64(byHash[i])) < mix(uint64(byHash[j])) })

@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/record"
@@ -261,13 +262,16 @@ func (p *page) pareto() *chart {
 
 // stageCharts are one stage's per-request timeline, token arrivals, and
 // server and GPU readings over time, where the run has them.
-func stageCharts(n named, s *analyze.Stage) []*chart {
+func stageCharts(s *analyze.Stage) []*chart {
 	var out []*chart
 	label := analyze.Label(s.Stage)
 	tl := s.Timeline
-	start := 0.0
+	// Times are from the stage's first send (its first scrape when the
+	// stage has no timeline).
+	var start time.Duration
+	known := false
 	if tl != nil && len(tl.Sample) > 0 {
-		start = float64(tl.Sample[0].Sent)
+		start, known = tl.From, true
 		c := &chart{Name: "timeline", Title: "Requests over time, " + label, XLabel: "time since the stage's first send (s)", YLabel: "request (by send time)", YReverse: true}
 		c.Series = []series{{Name: "sent → first token", Color: "#e69f00", Line: true}, {Name: "first token → end", Color: "#0072b2", Line: true}, {Name: "failed", Color: "#d55e00", Line: true}}
 		for i, r := range tl.Sample {
@@ -298,7 +302,7 @@ func stageCharts(n named, s *analyze.Stage) []*chart {
 			}
 			se := series{Color: hue(shown), Line: true}
 			for _, ar := range r.Arrivals {
-				se.Points = append(se.Points, point{X: secs(ar.At, float64(r.Sent)), Y: float64(ar.Tokens)})
+				se.Points = append(se.Points, point{X: secs(ar.At, r.Sent), Y: float64(ar.Tokens)})
 			}
 			last := se.Points[len(se.Points)-1]
 			se.Tip = fmt.Sprintf("request %d: %d tokens in %.3f s since it was sent, %d arrivals shown", r.ID, r.Tokens, last.X, len(r.Arrivals))
@@ -311,8 +315,10 @@ func stageCharts(n named, s *analyze.Stage) []*chart {
 		}
 	}
 	if sr := s.Series; sr != nil {
-		if start == 0 && len(sr.Server) > 0 {
-			start = float64(sr.Server[0].At)
+		if !known && len(sr.Server) > 0 {
+			start = sr.Server[0].At
+		} else if !known && len(sr.GPU) > 0 {
+			start = sr.GPU[0].At
 		}
 		if len(sr.Server) > 0 {
 			c := &chart{Name: "server", Title: "Server: requests running and waiting, " + label, XLabel: "time since the stage's first send (s)", YLabel: "requests", YZero: true}
@@ -351,9 +357,8 @@ func stageCharts(n named, s *analyze.Stage) []*chart {
 	return out
 }
 
-func secs(at interface{ Nanoseconds() int64 }, start float64) float64 {
-	return (float64(at.Nanoseconds()) - start) / 1e9
-}
+// secs is at in seconds since start.
+func secs(at, start time.Duration) float64 { return (at - start).Seconds() }
 
 func htmlReporter(result any) (Reporter, error) {
 	p, err := pageOf(result)
@@ -425,7 +430,7 @@ func (p *page) html() string {
 			for _, l := range stageLines(s) {
 				fmt.Fprintf(&b, "<p>%s</p>\n", text(l))
 			}
-			for _, c := range stageCharts(n, s) {
+			for _, c := range stageCharts(s) {
 				c.layout().svg(&b)
 				b.WriteString("\n")
 			}

@@ -83,7 +83,7 @@ func (p *page) find(name string) (*chart, error) {
 			s := &n.run.Stages[si]
 			label := analyze.Label(s.Stage)
 			last := si == len(n.run.Stages)-1
-			for _, c := range stageCharts(n, s) {
+			for _, c := range stageCharts(s) {
 				if c.Name == want && (label == stage || strings.TrimPrefix(label, "C=") == stage || stage == "" && last) {
 					return c, nil
 				}
