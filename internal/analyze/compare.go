@@ -335,6 +335,8 @@ type Comparison struct {
 	// Notes say what a file lacks or how many of its requests failed: a
 	// ratio against a run whose requests failed means little.
 	Notes []string `json:"notes,omitempty"`
+	// Runs are the runs compared, A first, for the charts (not in the JSON).
+	Runs []*Run `json:"-"`
 }
 
 // ComparedStage is one stage key's metrics, one list per B (nil where that
@@ -360,7 +362,7 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	if len(runs) < 2 {
 		return nil, fmt.Errorf("an A/B needs two runs or more")
 	}
-	c := &Comparison{Schema: CompareSchema}
+	c := &Comparison{Schema: CompareSchema, Runs: runs}
 	for _, r := range runs {
 		c.Files = append(c.Files, r.File)
 	}
@@ -419,13 +421,15 @@ type BaselineComparison struct {
 	Fields   []Field            `json:"fields"`
 	Verdict  string             `json:"verdict"`
 	Claim    string             `json:"claim,omitempty"`
+	// Source is the run compared, for the charts (not in the JSON).
+	Source *Run `json:"-"`
 }
 
 // AgainstBaselineRun compares a run with b; claim, when not empty, is a
 // ratio stated in words to check ("3x").
 func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim string) (*BaselineComparison, error) {
 	side := RunSide(run.File, run.Setup, gpus, gpu)
-	c := &BaselineComparison{Schema: BaselineSchema, Run: side, Baseline: b, Ratios: AgainstBaseline(run.Figures(), side, b)}
+	c := &BaselineComparison{Schema: BaselineSchema, Run: side, Baseline: b, Ratios: AgainstBaseline(run.Figures(), side, b), Source: run}
 	c.Fields, c.Verdict = Fairness(side, BaselineSide(b))
 	if claim != "" {
 		line, err := Claim(claim, c.Ratios)

@@ -62,6 +62,12 @@ type Stage struct {
 	// their verdict; absent for a stage not cut into slices.
 	Slices    []record.Slice     `json:"slices,omitempty"`
 	Stability *stability.Verdict `json:"stability,omitempty"`
+	// Timeline is a bounded, deterministic sample of the stage's requests
+	// and Series its server and GPU readings over time, for the charts of
+	// the html and png formats; not in the JSON (they are samples, not
+	// figures).
+	Timeline *Timeline `json:"-"`
+	Series   *Series   `json:"-"`
 	// samples are the per-request values comparisons test (KeepSamples).
 	samples *Samples
 }
@@ -103,10 +109,11 @@ type Fold struct {
 }
 
 type foldStage struct {
-	acc     *summary.Acc
-	samples *Samples
-	metrics []record.ServerSample
-	gpu     []record.GPUSample
+	acc      *summary.Acc
+	timeline *timelineAcc
+	samples  *Samples
+	metrics  []record.ServerSample
+	gpu      []record.GPUSample
 }
 
 // NewFold starts the fold of a run with setup, from file (empty for none).
@@ -120,7 +127,7 @@ func (f *Fold) KeepSamples() { f.keep = true }
 func (f *Fold) stage(i, concurrency int) *foldStage {
 	s := f.stages[i]
 	if s == nil {
-		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO)}
+		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO), timeline: newTimelineAcc()}
 		s.acc.TimerLate(time.Duration(f.setup.Load.TimerLateP99Ms * float64(time.Millisecond)))
 		if f.keep {
 			s.samples = &Samples{}
@@ -144,6 +151,9 @@ func (f *Fold) Add(r *record.Record) {
 	}
 	s := f.stage(r.Stage, r.Concurrency)
 	s.acc.Add(r)
+	if !r.Warmup {
+		s.timeline.add(r)
+	}
 	if s.samples == nil || r.Warmup || !r.OK() {
 		return
 	}
@@ -226,6 +236,8 @@ func (f *Fold) Run() *Run {
 			v := Stability(sl, time.Duration(f.setup.Load.SliceS*float64(time.Second)))
 			st.Stability = &v
 		}
+		st.Timeline = fs.timeline.timeline()
+		st.Series = SeriesOf(fs.acc, fs.metrics, fs.gpu, names)
 		run.Stages = append(run.Stages, st)
 	}
 	if !run.OpenLoop {

@@ -276,7 +276,7 @@ Usage:
   tokperf version            the version and the commit it was built from
   tokperf help COMMAND       the flags of a command, grouped, with examples
 
-Every command that prints results takes --format (text, json, csv, markdown, …).
+Every command that prints results takes --format text|json|csv|markdown|html|png.
 With no --url, sweep and run start the embedded simulated server (profile
 "seed", the seed article's 8-GPU deployment) and say so: the first run needs
 no GPU. Every figure is defined in docs/METRICS.md.

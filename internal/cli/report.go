@@ -18,6 +18,8 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerFormat(fs, &format)
 	var pflags ints
 	registerPercentiles(fs, &pflags)
+	var cf chartFlags
+	cf.register(fs)
 	paths, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -32,6 +34,14 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	if together(format) {
+		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
+	}
+	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, e) })
+}
+
+// reportEach renders each file in turn, its table with percentiles ps.
+func reportEach(ctx context.Context, paths []string, format string, ps []float64, e *env) error {
 	for i, path := range paths {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)

@@ -2,8 +2,10 @@
 // through one registry of formats: text (the human report, its tables
 // Markdown-compatible), json (every figure, warning and verdict, with a
 // versioned schema), csv (one row per stage, one number per cell, units in
-// the column names) and markdown (GitHub tables and lists). Every command
-// that prints results takes --format and renders through Render.
+// the column names), markdown (GitHub tables and lists), html (one
+// self-contained page of SVG charts: chart.go, html.go) and png (one of
+// those charts as an image: png.go). Every command that prints results
+// takes --format and renders through Render.
 //
 //	report.Render(os.Stdout, "json", run) // run is an *analyze.Run
 package report
@@ -35,6 +37,8 @@ var formats = map[string]func(result any) (Reporter, error){
 	"json":     jsonReporter,
 	"csv":      csvReporter,
 	"markdown": markdownReporter,
+	"html":     htmlReporter,
+	"png":      pngReporter,
 }
 
 // Formats lists the format names, sorted.
@@ -55,6 +59,9 @@ func Render(w io.Writer, format string, result any) error {
 	make, ok := formats[format]
 	if !ok {
 		return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
+	}
+	if p, ok := result.(Pick); ok && format != "png" {
+		result = p.Result // one chart is the png format's choice
 	}
 	rep, err := make(result)
 	if err != nil {

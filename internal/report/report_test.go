@@ -67,6 +67,10 @@ func TestFormatsGolden(t *testing.T) {
 			if err := Render(&b, format, r); err != nil {
 				t.Fatal(err)
 			}
+			if format == "png" {
+				goldenPNG(t, "run.png", b.Bytes())
+				return
+			}
 			golden(t, "run."+format, b.String())
 		})
 	}
@@ -90,7 +94,7 @@ func TestJSONIsTheModel(t *testing.T) {
 }
 
 func TestUnknownFormatAndModel(t *testing.T) {
-	if err := Render(&bytes.Buffer{}, "yaml", run()); err == nil || !strings.Contains(err.Error(), "csv, json, markdown, text") {
+	if err := Render(&bytes.Buffer{}, "yaml", run()); err == nil || !strings.Contains(err.Error(), "csv, html, json, markdown, png, text") {
 		t.Errorf("unknown format: %v", err)
 	}
 	if err := Render(&bytes.Buffer{}, "csv", 42); err == nil {

@@ -1,0 +1,394 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// chromium finds a headless-capable Chromium: $TOKPERF_CHROMIUM, then the
+// usual names. Without one the browser test is skipped, unless
+// TOKPERF_REQUIRE_BROWSER=1 (CI sets it) makes that a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	names := []string{os.Getenv("TOKPERF_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "chrome"}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("TOKPERF_REQUIRE_BROWSER") == "1" {
+		t.Fatal("TOKPERF_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium, or set TOKPERF_CHROMIUM)")
+	}
+	t.Skip("no chromium found: the browser test of the html report is skipped (apt-get install chromium; CI sets TOKPERF_REQUIRE_BROWSER=1)")
+	return ""
+}
+
+// cdp is a minimal Chrome DevTools Protocol client over one page's
+// websocket: calls by id, events kept in order.
+type cdp struct {
+	conn   *websocket.Conn
+	mu     sync.Mutex
+	next   int
+	wait   map[int]chan json.RawMessage
+	events []cdpEvent
+	signal chan struct{}
+}
+
+type cdpEvent struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func dialCDP(ctx context.Context, url string) (*cdp, error) {
+	conn, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(64 << 20) // screenshots
+	c := &cdp{conn: conn, wait: map[int]chan json.RawMessage{}, signal: make(chan struct{}, 1)}
+	go func() {
+		for {
+			_, data, err := conn.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     int             `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+				cdpEvent
+			}
+			if json.Unmarshal(data, &m) != nil {
+				continue
+			}
+			c.mu.Lock()
+			if m.ID != 0 {
+				if ch := c.wait[m.ID]; ch != nil {
+					if m.Error != nil {
+						ch <- append(json.RawMessage(`{"cdp_error":`), append(m.Error, '}')...)
+					} else {
+						ch <- m.Result
+					}
+				}
+			} else {
+				c.events = append(c.events, m.cdpEvent)
+				select {
+				case c.signal <- struct{}{}:
+				default:
+				}
+			}
+			c.mu.Unlock()
+		}
+	}()
+	return c, nil
+}
+
+func (c *cdp) call(ctx context.Context, method string, params any, out any) error {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan json.RawMessage, 1)
+	c.wait[id] = ch
+	c.mu.Unlock()
+	msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err := c.conn.Write(ctx, websocket.MessageText, msg); err != nil {
+		return err
+	}
+	select {
+	case res := <-ch:
+		if bytes.HasPrefix(res, []byte(`{"cdp_error":`)) {
+			return fmt.Errorf("%s: %s", method, res)
+		}
+		if out != nil {
+			return json.Unmarshal(res, out)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// eval runs a JavaScript expression in the page and decodes its value.
+func (c *cdp) eval(ctx context.Context, expr string, out any) error {
+	var res struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails json.RawMessage `json:"exceptionDetails"`
+	}
+	if err := c.call(ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &res); err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("evaluate %q: %s", expr, res.ExceptionDetails)
+	}
+	return json.Unmarshal(res.Result.Value, out)
+}
+
+// waitEvent waits for an event of method.
+func (c *cdp) waitEvent(ctx context.Context, method string) error {
+	for {
+		c.mu.Lock()
+		for _, e := range c.events {
+			if e.Method == method {
+				c.mu.Unlock()
+				return nil
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.signal:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", method, ctx.Err())
+		}
+	}
+}
+
+// startChromium starts headless Chromium with every request but the
+// loopback sent to a proxy that is not there, and returns the websocket
+// of its page.
+func startChromium(t *testing.T, ctx context.Context, bin string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+		"--window-size=1100,900", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, url, ok := strings.Cut(sc.Text(), "DevTools listening on "); ok {
+				found <- strings.TrimSpace(url)
+			}
+		}
+	}()
+	var browser string
+	select {
+	case browser = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("chromium did not say where DevTools listen within 60 s")
+	}
+	// The page's own websocket: /json/list on the same host and port.
+	hostPort := strings.Split(strings.TrimPrefix(browser, "ws://"), "/")[0]
+	var targets []struct{ Type, WebSocketDebuggerURL string }
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + hostPort + "/json/list")
+		if err != nil {
+			continue
+		}
+		err = json.NewDecoder(resp.Body).Decode(&targets)
+		resp.Body.Close()
+		if err == nil && len(targets) > 0 {
+			break
+		}
+	}
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			return tg.WebSocketDebuggerURL
+		}
+	}
+	t.Fatalf("no page target among %+v", targets)
+	return ""
+}
+
+// The html report of a real simulator sweep, opened in headless Chromium
+// with networking blocked: every chart is drawn (a non-empty SVG with its
+// shapes, for every stage the picker offers), nothing was fetched, no
+// console error, the screenshot is not blank, and hovering a point shows
+// the figure the JSON has.
+func TestBrowserRendersHTMLReport(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	res := filepath.Join(dir, "sweep.jsonl")
+	if out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4,16", "--output-tokens", "60", "-o", res); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errw)
+	}
+	page := filepath.Join(dir, "sweep.html")
+	if _, errw, code := runCLI(t, "report", res, "--format", "html", "-o", page); code != 0 {
+		t.Fatalf("report html: %s", errw)
+	}
+	js, errw, code := runCLI(t, "report", res, "--format", "json")
+	if code != 0 {
+		t.Fatalf("report json: %s", errw)
+	}
+	var model struct {
+		Stages []struct {
+			Concurrency   int     `json:"concurrency"`
+			AggregateTokS float64 `json:"aggregate_tok_s"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(js), &model); err != nil || len(model.Stages) != 3 {
+		t.Fatalf("json: %v %d stages", err, len(model.Stages))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := dialCDP(ctx, startChromium(t, ctx, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
+		if err := c.call(ctx, m, map[string]any{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.call(ctx, "Network.emulateNetworkConditions", map[string]any{"offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.call(ctx, "Page.navigate", map[string]any{"url": "file://" + page}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.waitEvent(ctx, "Page.loadEventFired"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every chart of every stage pane: shown in turn by the picker, each
+	// must have a size on screen and the shapes of its data.
+	var charts []struct {
+		Name          string
+		Stage         string
+		W, H, Shapes  float64
+		Visible, Data int
+	}
+	err = c.eval(ctx, `(() => {
+		const out = [];
+		const measure = (stage) => document.querySelectorAll("svg.chart").forEach(s => {
+			const r = s.getBoundingClientRect();
+			if (r.width === 0) return;
+			out.push({Name: s.dataset.chart, Stage: stage, W: r.width, H: r.height, Shapes: s.querySelectorAll("line,polyline,circle,rect,text").length,
+				Data: s.querySelectorAll("[data-tip],[data-series]").length});
+		});
+		measure("");
+		document.querySelectorAll("select[data-run]").forEach(sel => {
+			for (const o of sel.options) { sel.value = o.value; sel.dispatchEvent(new Event("change")); measure(o.textContent); }
+		});
+		return out;
+	})()`, &charts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ch := range charts {
+		seen[ch.Name+"@"+ch.Stage] = true
+		if ch.W < 300 || ch.H < 150 || ch.Shapes < 10 || ch.Data == 0 {
+			t.Errorf("chart %s (stage %q) drawn %.0f×%.0f px with %.0f shapes, %d of data", ch.Name, ch.Stage, ch.W, ch.H, ch.Shapes, ch.Data)
+		}
+	}
+	for _, want := range []string{"throughput@", "ttft@", "itl@", "tpot@", "pareto@", "timeline@C=1", "timeline@C=4", "timeline@C=16", "arrivals@C=16", "server@C=16"} {
+		if !seen[want] {
+			t.Errorf("chart %s not drawn (drawn: %v)", want, seen)
+		}
+	}
+
+	// Back to the last stage, hover the throughput point of C=16.
+	last := model.Stages[len(model.Stages)-1]
+	var at struct{ X, Y float64 }
+	err = c.eval(ctx, fmt.Sprintf(`(() => {
+		const sel = document.querySelector("select[data-run]"); sel.value = sel.options[sel.options.length-1].value; sel.dispatchEvent(new Event("change"));
+		const el = document.querySelector('svg[data-chart="throughput"] circle[data-x="%d"]');
+		el.scrollIntoView({block: "center"});
+		const r = el.getBoundingClientRect();
+		return {X: r.left + r.width/2, Y: r.top + r.height/2};
+	})()`, last.Concurrency), &at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.call(ctx, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": at.X, "y": at.Y}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var tip struct {
+		Text   string
+		Hidden bool
+	}
+	if err := c.eval(ctx, `(() => { const t = document.getElementById("tip"); return {Text: t.textContent, Hidden: t.hidden}; })()`, &tip); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`C=(\d+): ([0-9.]+) tok/s aggregate`).FindStringSubmatch(tip.Text)
+	if tip.Hidden || m == nil {
+		t.Errorf("hovering C=%d shows %+v", last.Concurrency, tip)
+	} else if shown, _ := strconv.ParseFloat(m[2], 64); m[1] != strconv.Itoa(last.Concurrency) || shown != float64(int64(last.AggregateTokS*10+0.5))/10 {
+		t.Errorf("hover shows %q; the JSON has C=%d %.4f tok/s", tip.Text, last.Concurrency, last.AggregateTokS)
+	}
+
+	// A full-page screenshot that is not blank.
+	var shot struct{ Data string }
+	if err := c.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(shot.Data)
+	if d := os.Getenv("TOKPERF_BROWSER_SHOTS"); d != "" {
+		os.WriteFile(filepath.Join(d, "sweep.png"), raw, 0o644)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ink, colours := inked(img); ink < 0.02 || colours < 8 {
+		t.Errorf("the screenshot is blank: %.1f%% of pixels inked, %d colours", 100*ink, colours)
+	}
+
+	// Nothing fetched, nothing logged as an error.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.events {
+		switch e.Method {
+		case "Network.requestWillBeSent":
+			var p struct{ Request struct{ URL string } }
+			json.Unmarshal(e.Params, &p)
+			if !strings.HasPrefix(p.Request.URL, "file:") && !strings.HasPrefix(p.Request.URL, "data:") && p.Request.URL != "about:blank" {
+				t.Errorf("the page fetched %s", p.Request.URL)
+			}
+		case "Runtime.exceptionThrown":
+			t.Errorf("exception: %s", e.Params)
+		case "Runtime.consoleAPICalled", "Log.entryAdded":
+			if bytes.Contains(e.Params, []byte(`"error"`)) {
+				t.Errorf("console error: %s", e.Params)
+			}
+		}
+	}
+}
+
+// inked is the share of pixels that are not white and the number of
+// distinct colours (to 4 bits a channel).
+func inked(img image.Image) (float64, int) {
+	b := img.Bounds()
+	n, colours := 0, map[uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				n++
+			}
+			colours[(r>>12)<<8|(g>>12)<<4|bl>>12] = true
+		}
+	}
+	return float64(n) / float64((b.Dx()/2+1)*(b.Dy()/2+1)), len(colours)
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/report"
+)
+
+// chartFlags are report's --chart and --out: the one chart of a png, and
+// a file to write instead of stdout.
+type chartFlags struct{ chart, out string }
+
+func (c *chartFlags) register(fs *flagSet) {
+	fs.StringVar(&c.chart, "chart", "", "with --format png, the chart to draw: "+strings.Join(report.ChartNames, ", ")+" (a stage's: NAME@C=16; default: the first, or the last stage's)")
+	fs.StringVar(&c.out, "out", "", "write the report to this file instead of stdout")
+	fs.StringVar(&c.out, "o", "", "shorthand for --out")
+}
+
+// together says whether format draws every file on one page (html, png).
+func together(format string) bool { return format == "html" || format == "png" }
+
+// write runs render with stdout sent to --out when given: the file is
+// written only when the report is whole (an error leaves none).
+func (c *chartFlags) write(e *env, render func(*env) error) error {
+	if c.out == "" {
+		return render(e)
+	}
+	var b bytes.Buffer
+	out := *e
+	out.stdout = &b
+	if err := render(&out); err != nil {
+		return err
+	}
+	return os.WriteFile(c.out, b.Bytes(), 0o644)
+}
+
+// reportTogether folds every file and renders them as one page or image.
+func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format string, e *env) error {
+	var runs report.Runs
+	for _, path := range paths {
+		run, err := bench.ReadRun(ctx, path, false)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		if err != nil {
+			return err
+		}
+		runs = append(runs, run)
+	}
+	var result any = runs
+	if len(runs) == 1 {
+		result = runs[0]
+	}
+	if c.chart != "" {
+		result = report.Pick{Chart: c.chart, Result: result}
+	}
+	if err := report.Render(e.stdout, format, result); errors.Is(err, report.ErrNoChart) {
+		return usagef("--chart: %v", err)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
