@@ -17,8 +17,7 @@ type chartFlags struct{ chart, out string }
 
 func (c *chartFlags) register(fs *flagSet) {
 	fs.StringVar(&c.chart, "chart", "", "with --format png, the chart to draw: "+strings.Join(report.ChartNames, ", ")+" (a stage's: NAME@C=16; default: the first, or the last stage's)")
-	fs.StringVar(&c.out, "out", "", "write the report to this file instead of stdout")
-	fs.StringVar(&c.out, "o", "", "shorthand for --out")
+	fs.StringVarP(&c.out, "out", "o", "", "write the report to this file instead of stdout")
 }
 
 // together says whether format draws every file on one page (html, png).

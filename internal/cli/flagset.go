@@ -146,7 +146,7 @@ func flagError(fs *flagSet, args []string, err error) error {
 		// -url: a long name with one dash reads as the shorthands u, r, l.
 		word := ne.GetSpecifiedShortnames()
 		name, _, _ := strings.Cut(word, "=")
-		if slices.Contains(names, name) {
+		if slices.Contains(names, name) && len(name) > 1 {
 			return usagef("-%s: long flags take two dashes: --%s", word, word)
 		}
 		if near := closest(name, names); near != "" && len(name) > 1 {
