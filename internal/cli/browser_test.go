@@ -170,8 +170,15 @@ func (c *cdp) waitEvent(ctx context.Context, method string) error {
 // of its page.
 func startChromium(t *testing.T, ctx context.Context, bin string) string {
 	t.Helper()
+	// The profile is not t.TempDir: Chromium's helper processes may still
+	// write to it for a moment after the browser is killed, and a
+	// directory that will not empty is no failure of the report.
+	profile, err := os.MkdirTemp("", "tokperf-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+		"--user-data-dir="+profile, "--remote-debugging-port=0", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
 		"--window-size=1100,900", "about:blank")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -180,7 +187,16 @@ func startChromium(t *testing.T, ctx context.Context, bin string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
