@@ -242,38 +242,7 @@ func headline(w io.Writer, stages []summary.Stage, rows [][]string, ps []float64
 	for _, s := range stages {
 		open = open && s.Rate > 0
 	}
-	cols := columns(ps, open)
-	width := make([]int, len(cols))
-	for i, c := range cols {
-		width[i] = max(len([]rune(c)), 3)
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	line := func(cells []string, right bool) {
-		var b strings.Builder
-		b.WriteString("|")
-		for i, c := range cells {
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-			if right {
-				b.WriteString(" " + pad + c + " |")
-			} else {
-				b.WriteString(" " + c + pad + " |")
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
-	line(cols, false)
-	sep := make([]string, len(cols))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i]-1) + ":"
-	}
-	line(sep, false)
-	for _, r := range rows {
-		line(r, true)
-	}
+	aligned(w, columns(ps, open), rows, 3)
 }
 
 // fewNote says what † means, for the percentiles shown, or "" when no

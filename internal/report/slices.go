@@ -104,18 +104,18 @@ func Slices(w io.Writer, st analyze.Stage) {
 		fmt.Fprintf(w, " (every %d shown; all are in --format csv)", every)
 	}
 	fmt.Fprintln(w)
-	aligned(w, head, rows)
+	aligned(w, head, rows, 0)
 	if v := st.Stability; v != nil {
 		fmt.Fprintf(w, "stability %s: %s\n", analyze.Label(st.Stage), v.Text)
 	}
 }
 
-// aligned writes a Markdown-shaped table with padded columns, numbers
-// right-aligned.
-func aligned(w io.Writer, head []string, rows [][]string) {
+// aligned writes a Markdown-shaped table with padded columns (at least
+// minWidth wide), numbers right-aligned.
+func aligned(w io.Writer, head []string, rows [][]string, minWidth int) {
 	width := make([]int, len(head))
 	for i, c := range head {
-		width[i] = len([]rune(c))
+		width[i] = max(len([]rune(c)), minWidth)
 	}
 	for _, r := range rows {
 		for i, c := range r {

@@ -31,17 +31,7 @@ func (r *Runner) takeConv() int {
 // ends its conversation, whose history would be wrong from there.
 func (r *Runner) talk(ctx context.Context, st Plan, c, n int, d time.Duration, warmup bool, emit func(record.Record)) {
 	start := r.Clock.Now()
-	var mu sync.Mutex
-	started := 0
-	claim := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() != nil || (n > 0 && started >= n) || (d > 0 && r.Clock.Now()-start >= d) || (n == 0 && d == 0) {
-			return false
-		}
-		started++
-		return true
-	}
+	claim := r.claims(ctx, start, n, d)
 	var wg sync.WaitGroup
 	for range c {
 		wg.Go(func() {

@@ -237,17 +237,7 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 		return
 	}
 	start := r.Clock.Now()
-	var mu sync.Mutex
-	started := 0
-	claim := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() != nil || (n > 0 && started >= n) || (d > 0 && r.Clock.Now()-start >= d) || (n == 0 && d == 0) {
-			return false
-		}
-		started++
-		return true
-	}
+	claim := r.claims(ctx, start, n, d)
 	var wg sync.WaitGroup
 	for range c {
 		wg.Go(func() {
@@ -279,6 +269,23 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 		})
 	}
 	wg.Wait()
+}
+
+// claims is a slot's leave to start one more: until n have started or d
+// has passed since start, whichever comes first (a zero n or d is no
+// limit; both zero allow none), and never once ctx is done.
+func (r *Runner) claims(ctx context.Context, start time.Duration, n int, d time.Duration) func() bool {
+	var mu sync.Mutex
+	started := 0
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil || (n > 0 && started >= n) || (d > 0 && r.Clock.Now()-start >= d) || (n == 0 && d == 0) {
+			return false
+		}
+		started++
+		return true
+	}
 }
 
 // open starts requests at their scheduled arrivals, never waiting for
