@@ -143,21 +143,12 @@ func splitSeries(line string) (string, map[string]string, float64, error) {
 
 // ScrapeDCGM fetches and parses a DCGM exporter's endpoint once.
 func ScrapeDCGM(ctx context.Context, client *http.Client, url string) ([]record.GPUSample, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, done, err := get(ctx, client, url)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
-	}
-	gpus, err := ParseDCGM(io.LimitReader(resp.Body, 16<<20))
+	defer done()
+	gpus, err := ParseDCGM(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}

@@ -72,23 +72,36 @@ func names(n engine.Metrics) []string {
 		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax, engine.Resident}
 }
 
-// Scrape fetches and parses /metrics once, keeping only the engine's names.
-func Scrape(ctx context.Context, client *http.Client, url string, keep engine.Metrics) (map[string]float64, error) {
+// get fetches url (within 5 s) and returns its body, at most 16 MB, and
+// what releases it; an answer other than 200 is an error naming the URL.
+func get(ctx context.Context, client *http.Client, url string) (io.Reader, func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		cancel()
+		return nil, nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	done := func() { resp.Body.Close(); cancel() }
+	if resp.StatusCode != http.StatusOK {
+		done()
+		return nil, nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	return io.LimitReader(resp.Body, 16<<20), done, nil
+}
+
+// Scrape fetches and parses /metrics once, keeping only the engine's names.
+func Scrape(ctx context.Context, client *http.Client, url string, keep engine.Metrics) (map[string]float64, error) {
+	body, done, err := get(ctx, client, url)
+	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
-	}
-	all, err := Parse(io.LimitReader(resp.Body, 16<<20))
+	defer done()
+	all, err := Parse(body)
 	if err != nil {
 		return nil, err
 	}
