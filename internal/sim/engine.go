@@ -3,8 +3,6 @@ package sim
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,30 +94,32 @@ func (s *Stream) push(e Event) {
 	}
 }
 
-// Engine is the continuous-batching scheduler: a loop of steps over the
-// running set, admitting waiting requests while slots and KV space allow.
-type Engine struct {
-	p      *Profile
-	in     chan *Stream
-	cancel chan *Stream
-	done   chan struct{}
-	rng    *rand.Rand // engine goroutine only
-	start  time.Time  // the server's start: degradation is timed from it
-
-	// Gauges and counters for /metrics.
+// Meters are the engine's gauges and counters, for /metrics.
+type Meters struct {
 	Running, Waiting, KVUsed        atomic.Int64
 	PromptTotal, GenTotal, Finished atomic.Int64
 	SpecDrafts, SpecDraftTokens     atomic.Int64
 	SpecAccepted                    atomic.Int64
 	lastStepTokens, lastStepNanos   atomic.Int64
+	// Prompt tokens looked up in the prefix cache, and found there.
+	CacheQueries, CacheHits atomic.Int64
+}
+
+// Engine is the continuous-batching scheduler in real time: a loop of
+// steps over the running set (batch), admitting waiting requests while
+// slots and KV space allow.
+type Engine struct {
+	Meters
+	p      *Profile
+	b      *batch // engine goroutine only
+	in     chan *Stream
+	cancel chan *Stream
+	done   chan struct{}
+	start  time.Time // the server's start: degradation is timed from it
 
 	// Steps run, and how many of them, how long in all and how long at
 	// worst ended late (see Lateness).
 	steps, lateSteps, lateNanos, worstNanos atomic.Int64
-
-	// Prompt tokens looked up in the prefix cache, and found there.
-	CacheQueries, CacheHits atomic.Int64
-	cache                   *prefixCache // engine goroutine only; nil without one
 
 	// stall, when set, runs after each step's timer fires: tests use it to
 	// starve the engine as a busy machine would.
@@ -182,12 +182,9 @@ func NewEngine(p *Profile) *Engine {
 		in:     make(chan *Stream),
 		cancel: make(chan *Stream),
 		done:   make(chan struct{}),
-		rng:    rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)),
 		start:  time.Now(),
 	}
-	if p.PrefixCache {
-		e.cache = newPrefixCache(p.PrefixCacheBlock, p.PrefixCacheTokens)
-	}
+	e.b = newBatch(p, &e.Meters)
 	return e
 }
 
@@ -213,36 +210,7 @@ func (e *Engine) Cancel(s *Stream) {
 // Run is the scheduler loop; it returns when ctx is done.
 func (e *Engine) Run(ctx context.Context) {
 	defer close(e.done)
-	var waiting, running []*Stream
-	kvUsed := 0
-	q := e.p.verifyWidth()
-
-	publish := func() {
-		e.Running.Store(int64(len(running)))
-		e.Waiting.Store(int64(len(waiting)))
-		e.KVUsed.Store(int64(kvUsed))
-	}
-	drop := func(s *Stream) {
-		if s.gone {
-			return
-		}
-		s.gone = true
-		e.leave(s)
-		if i := slices.Index(waiting, s); i >= 0 {
-			waiting = slices.Delete(waiting, i, i+1)
-		} else if i := slices.Index(running, s); i >= 0 {
-			running = slices.Delete(running, i, i+1)
-			kvUsed -= s.kv
-		}
-		publish()
-	}
-
-	type chunk struct {
-		s *Stream
-		n int
-	}
-	var plan []chunk
-	var decoders []*Stream
+	b := e.b
 	// Steps end on a schedule of their own: a step that ended late (timers
 	// oversleep by a fraction of a millisecond) shortens the next, so the
 	// engine keeps its modelled pace in real time. Catch-up is bounded.
@@ -250,73 +218,24 @@ func (e *Engine) Run(ctx context.Context) {
 	const maxCatchUp = 5 * time.Millisecond
 	for {
 		now := time.Now()
-		pool := e.p.Degrade.kvTokens(e.p.KVTokens, now.Sub(e.start))
-		for len(waiting) > 0 && len(running) < e.p.MaxRunning {
-			s := waiting[0]
-			need := s.job.PromptTokens + s.job.MaxTokens
-			if e.cache != nil {
-				// Cached blocks live in free KV: a request that needs the
-				// space evicts them (a running request keeps its own KV,
-				// shared prefix or not: a simplification).
-				e.cache.fit(pool - kvUsed - need)
-			}
-			if kvUsed+need > pool && len(running) > 0 {
-				break // waits for space; TTFT grows
-			}
-			waiting = waiting[1:]
-			if e.cache != nil && s.prefilled == 0 {
-				s.cached = e.cache.lookup(s.job.Blocks, s.job.PromptTokens)
-				s.prefilled = s.cached // cached tokens skip prefill
-				e.CacheQueries.Add(int64(s.job.PromptTokens))
-				e.CacheHits.Add(int64(s.cached))
-			}
-			s.admitted, s.kv = now, need
-			kvUsed += need
-			running = append(running, s)
-		}
-		publish()
-		if len(running) == 0 {
+		b.admit(now, e.p.Degrade.kvTokens(e.p.KVTokens, now.Sub(e.start)))
+		if len(b.running) == 0 {
 			planned = time.Time{}
 			select {
 			case s := <-e.in:
-				waiting = append(waiting, s)
+				b.queue(s)
 			case s := <-e.cancel:
-				drop(s)
+				b.drop(s)
 			case <-ctx.Done():
 				return
 			}
 			continue
 		}
-
-		// Plan the step: every decoding request, then prefill chunks up to the budget.
-		decoders, plan = decoders[:0], plan[:0]
-		context := 0
-		for _, s := range running {
-			context += s.prefilled + s.generated
-			if s.prefilled >= s.job.PromptTokens {
-				decoders = append(decoders, s)
-			}
-		}
-		budget := e.p.ChunkedPrefill - len(decoders)*q
-		prefill := 0
-		for _, s := range running {
-			if rem := s.job.PromptTokens - s.prefilled; rem > 0 && budget > 0 {
-				n := min(rem, budget)
-				plan = append(plan, chunk{s, n})
-				budget -= n
-				prefill += n
-			}
-		}
-		dur := e.p.StepTime(len(decoders), q, context) + e.p.PrefillTime(prefill)
-		if e.p.Jitter > 0 {
-			f := 1 + e.p.Jitter*e.rng.NormFloat64()
-			dur = time.Duration(float64(dur) * min(max(f, 0.5), 1.5))
-		}
+		dur := b.plan()
 		if d := e.p.Degrade; d != nil {
 			elapsed := time.Since(e.start)
 			dur = time.Duration(float64(dur)*d.stepFactor(elapsed)) + d.stallLeft(elapsed)
 		}
-
 		base := time.Now()
 		if floor := base.Add(-maxCatchUp); planned.After(floor) {
 			base = planned
@@ -329,9 +248,9 @@ func (e *Engine) Run(ctx context.Context) {
 			case <-timer.C:
 				break wait
 			case s := <-e.in:
-				waiting = append(waiting, s)
+				b.queue(s)
 			case s := <-e.cancel:
-				drop(s)
+				b.drop(s)
 			case <-ctx.Done():
 				timer.Stop()
 				return
@@ -343,97 +262,8 @@ func (e *Engine) Run(ctx context.Context) {
 		now = time.Now()
 		e.steps.Add(1)
 		if behind := now.Sub(planned); behind > LateTolerance(dur) {
-			e.late(behind, running)
+			e.late(behind, b.running)
 		}
-		e.lastStepNanos.Store(int64(dur))
-		stepTokens := 0
-
-		for _, c := range plan {
-			s := c.s
-			if s.gone {
-				continue
-			}
-			s.prefilled += c.n
-			if !e.p.Wire.MetricsAtEnd {
-				e.PromptTotal.Add(int64(c.n))
-			}
-			if s.prefilled >= s.job.PromptTokens {
-				if e.cache != nil {
-					e.cache.insert(s.job.Blocks, e.p.KVTokens-kvUsed)
-				}
-				// The last prefill chunk samples the first token.
-				stepTokens += e.advance(s, 1, now)
-			}
-		}
-		for _, s := range decoders {
-			if s.gone {
-				continue
-			}
-			n := 1
-			if sp := e.p.Spec; sp != nil {
-				acc, alpha := 0, sp.Acceptance
-				if s.job.Accept {
-					alpha = s.job.Acceptance
-				}
-				for acc < sp.Drafts && e.rng.Float64() < alpha {
-					acc++
-				}
-				n += acc
-				e.SpecDrafts.Add(1)
-				e.SpecDraftTokens.Add(int64(sp.Drafts))
-				e.SpecAccepted.Add(int64(acc))
-			}
-			stepTokens += e.advance(s, n, now)
-		}
-		e.lastStepTokens.Store(int64(stepTokens))
-		running = slices.DeleteFunc(running, func(s *Stream) bool {
-			if s.gone {
-				kvUsed -= s.kv
-				return true
-			}
-			return false
-		})
+		b.step(now, dur)
 	}
-}
-
-// leave counts a request's tokens when it leaves the engine, finished or
-// cancelled, if the counters move only then (Wire.MetricsAtEnd).
-func (e *Engine) leave(s *Stream) {
-	if e.p.Wire.MetricsAtEnd {
-		e.PromptTotal.Add(int64(s.prefilled - s.cached))
-		e.GenTotal.Add(int64(s.generated))
-	}
-}
-
-// advance adds up to n tokens to s, emits a chunk when the stream interval
-// is reached or the output ends, and marks a finished stream gone. It
-// returns the tokens added.
-func (e *Engine) advance(s *Stream, n int, now time.Time) int {
-	target := min(s.job.Length, s.job.MaxTokens)
-	n = min(n, target-s.generated)
-	s.generated += n
-	s.pending += n
-	s.sinceEmit++
-	s.steps++
-	if !e.p.Wire.MetricsAtEnd {
-		e.GenTotal.Add(int64(n))
-	}
-	finished := s.generated >= target
-	first := s.generated == n && n > 0
-	if finished || first || s.sinceEmit >= e.p.StreamInterval {
-		ev := Event{At: now, Tokens: s.pending, Total: s.generated, VerifySteps: s.steps, Cached: s.cached}
-		if finished {
-			ev.Done = true
-			ev.Finish = "stop"
-			if s.job.Length >= s.job.MaxTokens {
-				ev.Finish = "length"
-			}
-			s.gone = true
-			e.Finished.Add(1)
-			e.leave(s)
-		}
-		s.push(ev)
-		s.pending, s.sinceEmit = 0, 0
-	}
-	return n
 }
