@@ -1,0 +1,166 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/record"
+)
+
+// TwinSchema names the JSON form of a Twin and its version.
+const TwinSchema = "tokperf-twin/1"
+
+// Twin is a digital twin fitted to a measured sweep: the simulator profile
+// whose replay of the run's own requests matches its figures, how well it
+// does at each measured level, which parameters the data pinned down, and
+// its predictions at levels not run (docs/METRICS.md §10).
+type Twin struct {
+	Schema string `json:"schema"`
+	File   string `json:"file"`
+	Model  string `json:"model"`
+	Engine string `json:"engine"`
+	// Levels are the measured levels, each figure measured and replayed.
+	Levels []TwinLevel `json:"levels"`
+	Params []TwinParam `json:"params"`
+	// Notes say what the fit assumed and what it could not pin down.
+	Notes []string `json:"notes,omitempty"`
+	// Profile is the fitted simulator profile (YAML), written to
+	// ProfileFile when asked.
+	Profile     string `json:"profile_yaml"`
+	ProfileFile string `json:"profile_file,omitempty"`
+	Evaluations int    `json:"evaluations"` // replays of the run the fit took
+	// Predicted are the twin's figures at the levels asked for.
+	Predicted []Predicted `json:"predicted,omitempty"`
+	// SLO, when set, is what MaxConcurrency meets.
+	SLO *TwinSLO `json:"slo,omitempty"`
+	// Verdict, for a twin of a published table, is the table's own scaling
+	// verdict, quoting the twin's prediction where it asks for more levels.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// TwinLevel is one measured level replayed by the twin.
+type TwinLevel struct {
+	Concurrency int          `json:"concurrency"`
+	Requests    int          `json:"requests"`
+	Figures     []TwinFigure `json:"figures"`
+}
+
+// TwinFigure is one figure measured and replayed; Error is twin/measured − 1.
+type TwinFigure struct {
+	Name     string  `json:"name"`
+	Measured float64 `json:"measured"`
+	Twin     float64 `json:"twin"`
+	Error    float64 `json:"error"`
+}
+
+// TwinParam is one fitted parameter of the profile.
+type TwinParam struct {
+	Name  string  `json:"name"` // the profile's field
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+	// SE is its standard error from the figures' spread; RelSE the same
+	// over the value (for a value near zero, over its unit's scale).
+	SE     float64 `json:"se"`
+	Pinned bool    `json:"pinned"`
+	From   string  `json:"from"` // what in the data sets it
+}
+
+// Estimate is a predicted figure with its interval (95%).
+type Estimate struct {
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// Covers says whether the interval holds x.
+func (e Estimate) Covers(x float64) bool { return x >= e.Lo && x <= e.Hi }
+
+// Predicted is the twin's figures at one level.
+type Predicted struct {
+	Concurrency int  `json:"concurrency"`
+	Requests    int  `json:"requests"`
+	Beyond      bool `json:"extrapolated"` // past the largest measured level
+	// Figures, by the names of TwinFigure (aggregate tok/s, decode tok/s,
+	// TTFT p50 ms, …) in order.
+	Figures []PredictedFigure `json:"figures"`
+	// Measured, when the level was then run (sweep --until-saturated),
+	// is what it measured, figure by figure in the same order.
+	Measured []float64 `json:"measured,omitempty"`
+}
+
+// PredictedFigure is one predicted figure.
+type PredictedFigure struct {
+	Name string `json:"name"`
+	Estimate
+}
+
+// Figure returns the predicted figure of that name.
+func (p *Predicted) Figure(name string) (Estimate, bool) {
+	for _, f := range p.Figures {
+		if f.Name == name {
+			return f.Estimate, true
+		}
+	}
+	return Estimate{}, false
+}
+
+// TwinSLO is the highest concurrency the twin predicts to meet an SLO:
+// at least 90% of requests within every objective (as --until-saturated
+// stops).
+type TwinSLO struct {
+	SLO            record.SLO `json:"slo"`
+	MaxConcurrency int        `json:"max_concurrency"` // 0: not even the lowest
+	Searched       int        `json:"searched_to"`     // the highest level tried
+	Text           string     `json:"text"`
+}
+
+// Quote is the predictions as a verdict quotes them: "the twin fitted
+// to these levels predicts C=48 2403 tok/s (2350–2460), C=64 …".
+func Quote(ps []Predicted) string {
+	var parts []string
+	for _, p := range ps {
+		e, ok := p.Figure("aggregate tok/s")
+		if !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("C=%d %.0f tok/s (%.0f–%.0f)", p.Concurrency, e.Value, e.Lo, e.Hi))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the twin fitted to these levels predicts " + strings.Join(parts, ", ")
+}
+
+// MarshalJSON writes a figure the level did not measure (a table's TTFT)
+// as null.
+func (f TwinFigure) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name     string   `json:"name"`
+		Measured *float64 `json:"measured"`
+		Twin     *float64 `json:"twin"`
+		Error    *float64 `json:"error"`
+	}{f.Name, finite(f.Measured), finite(f.Twin), finite(f.Error)})
+}
+
+// MarshalJSON writes an unbounded standard error as null.
+func (p TwinParam) MarshalJSON() ([]byte, error) {
+	type plain TwinParam
+	return json.Marshal(struct {
+		plain
+		SE *float64 `json:"se"`
+	}{plain(p), finite(p.SE)})
+}
+
+// MarshalJSON writes a figure a run level did not measure as null.
+func (p Predicted) MarshalJSON() ([]byte, error) {
+	type plain Predicted
+	var m []*float64
+	for _, v := range p.Measured {
+		m = append(m, finite(v))
+	}
+	return json.Marshal(struct {
+		plain
+		Measured []*float64 `json:"measured,omitempty"`
+	}{plain(p), m})
+}

@@ -1,0 +1,314 @@
+package twin
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/summary"
+)
+
+// Fitted is a twin fitted to a run, ready to predict.
+type Fitted struct {
+	f     *fitter
+	v     vector
+	cov   [][]float64
+	model analyze.Twin
+	// misfit is each figure's relative RMS error over the measured
+	// levels: the twin's own error, a floor of every interval.
+	misfit []float64
+	pool   []sim.Job // the run's requests, to predict with
+	warmup int       // the run's warm-up rule: -1 one round, else a count
+	maxC   int       // the largest measured level
+	// held are the run's levels left out of the fit (Input.Only), by
+	// concurrency: predictions there are set beside them.
+	held map[int]*summary.Stage
+}
+
+func heldOut(in Input, lv []level) map[int]*summary.Stage {
+	fitted := map[int]bool{}
+	for _, l := range lv {
+		fitted[l.c] = true
+	}
+	out := map[int]*summary.Stage{}
+	for i := range in.Stages {
+		st := &in.Stages[i].Stage
+		if st.Concurrency > 0 && st.OK > 0 && st.Repeat == 0 && !fitted[st.Concurrency] {
+			out[st.Concurrency] = st
+		}
+	}
+	return out
+}
+
+// Model is the fit as a result model.
+func (t *Fitted) Model() *analyze.Twin { return &t.model }
+
+// Profile is the fitted profile.
+func (t *Fitted) Profile() *sim.Profile { return t.f.profile(t.v) }
+
+// goodFit is the mean squared weighted residual of a fit within the
+// figures' own spread (two standard errors each).
+const goodFit = 4
+
+// Fit fits the simulator to the run's closed-loop levels.
+func Fit(in Input) (*Fitted, error) {
+	lv, err := levels(in)
+	if err != nil {
+		return nil, err
+	}
+	base, notes := baseProfile(in, lv)
+	q := 1
+	if base.Spec != nil {
+		q = base.Spec.Drafts + 1
+	}
+	f := &fitter{base: base, lv: lv, sigma: levelSpreads(lv, in.Spread), chat: in.Setup.Endpoint == "chat"}
+	f.capPinned = base.MaxRunning < lv[len(lv)-1].c
+	for _, l := range lv {
+		x := min(l.c, base.MaxRunning) * q
+		if len(f.xs) == 0 || f.xs[len(f.xs)-1] != x {
+			f.xs = append(f.xs, x)
+		}
+	}
+	// The lowest level's TTFT is the request's own overhead plus its
+	// prefill, in a split only the higher levels tell: start from three.
+	var v vector
+	var j [][]float64
+	best := math.Inf(1)
+	for _, split := range []float64{0.5, 0, 1} {
+		w, r, jw := f.solve(f.start(q, split))
+		if c := cost(r); c < best {
+			best, v, j = c, w, jw
+		}
+		if best <= goodFit*float64(len(r)) {
+			break // within the figures' own spread: no better start to look for
+		}
+	}
+	t := &Fitted{f: f, v: v, cov: covariance(j), warmup: in.Setup.Load.Warmup, maxC: lv[len(lv)-1].c}
+	for _, l := range lv {
+		t.pool = append(t.pool, l.jobs...)
+	}
+	t.held = heldOut(in, lv)
+	t.model = analyze.Twin{Schema: analyze.TwinSchema, File: in.File, Model: in.Setup.Model, Engine: base.Engine, Notes: append(in.Notes, notes...)}
+	t.describe()
+	return t, nil
+}
+
+// start is the first guess: each level's step from its median TPOT (a
+// step makes one verify's tokens), half the lowest level's TTFT the
+// prompt's prefill and the rest the request's own overhead (a share
+// split of it) and the prefill's fixed cost.
+func (f *fitter) start(q int, split float64) vector {
+	tau := 1.0
+	if f.base.Spec != nil {
+		tau = f.base.TokensPerStep()
+	}
+	var v vector
+	last := 0
+	for _, l := range f.lv {
+		x := min(l.c, f.base.MaxRunning) * q
+		if x == last {
+			continue
+		}
+		last = x
+		step := l.got.TPOT.P50 * tau
+		if !(step > 0) {
+			step = 10
+		}
+		v = append(v, math.Log(step))
+	}
+	low := f.lv[0]
+	ttft := low.got.TTFT.P50
+	if !(ttft > 0) {
+		ttft = 10
+	}
+	prompt := max(float64(low.got.PromptTokens)/float64(max(low.got.OK, 1)), 1)
+	v = append(v, math.Log(max(ttft/2/prompt*1e3, 1e-3)), ttft/2*split, ttft/2*(1-split))
+	return v
+}
+
+// names are the parameters' profile fields, units and sources.
+func (f *fitter) names() (names, units, from []string) {
+	for i, x := range f.xs {
+		names = append(names, fmt.Sprintf("decode.table[batch %d].step_ms", x))
+		units = append(units, "ms")
+		from = append(from, fmt.Sprintf("decode tok/s at C=%d", f.lv[min(i, len(f.lv)-1)].c))
+	}
+	names = append(names, "prefill.per_token_us", "request_overhead_ms", "prefill.fixed_ms")
+	units = append(units, "µs", "ms", "ms")
+	from = append(from, "TTFT against the prompts batched at each level", "TTFT at the lowest level", "TTFT and decode tok/s together")
+	return
+}
+
+// describe fills the model: parameters, levels, profile text.
+func (t *Fitted) describe() {
+	f := t.f
+	names, units, from := f.names()
+	n := f.nSteps()
+	for k := range t.v {
+		val, se := t.v[k], math.Inf(1)
+		if t.cov != nil && t.cov[k][k] >= 0 {
+			se = math.Sqrt(t.cov[k][k])
+		}
+		pinned := false
+		if k <= n { // log parameters: se is relative
+			val = math.Exp(val)
+			se *= val
+			pinned = se < 0.1*val
+		} else {
+			val = max(val, 0)
+			pinned = se < max(0.25*val, 1)
+		}
+		t.model.Params = append(t.model.Params, analyze.TwinParam{Name: names[k], Unit: units[k], Value: val, SE: se, Pinned: pinned, From: from[k]})
+		if !pinned {
+			t.model.Notes = append(t.model.Notes, fmt.Sprintf("%s is not pinned down by these figures (%.3g ± %.2g %s)", names[k], val, se, units[k]))
+		}
+	}
+	st := f.stages(t.v)
+	t.misfit = make([]float64, len(figures))
+	for i, l := range f.lv {
+		tl := analyze.TwinLevel{Concurrency: l.c, Requests: len(l.jobs)}
+		for k, fig := range figures {
+			m, g := fig.of(&l.got), fig.of(&st[i])
+			e := g/m - 1
+			tl.Figures = append(tl.Figures, analyze.TwinFigure{Name: fig.name, Measured: m, Twin: g, Error: e})
+			if !math.IsNaN(e) {
+				t.misfit[k] += e * e
+			}
+		}
+		t.model.Levels = append(t.model.Levels, tl)
+	}
+	for k := range t.misfit {
+		t.misfit[k] = math.Sqrt(t.misfit[k] / float64(len(f.lv)))
+	}
+	t.model.Evaluations = f.evals
+	t.model.Profile = profileYAML(t.Profile(), &t.model)
+}
+
+// Options size the predicted levels.
+type Options struct {
+	// Requests is a level's measured requests (by concurrency); nil: the
+	// run's own rule of max(100, 4×C).
+	Requests func(c int) int
+	// Limit stops a level's sends after this long (0: none).
+	Limit time.Duration
+}
+
+func (o Options) size(c int) int {
+	if o.Requests != nil {
+		return o.Requests(c)
+	}
+	n := max(100, 4*c)
+	return (n + c - 1) / c * c
+}
+
+// Predict is the twin's figures at levels cs, each with its interval: the
+// fit's uncertainty carried through the replay (the delta method over the
+// parameters' covariance), the twin's own error at the measured levels and
+// the scatter of a measurement (the largest fitted level's), at 95%.
+func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
+	base := t.predictAt(t.v, cs, o)
+	grads := make([][]summary.Stage, len(t.v))
+	for k := range t.v {
+		w := slices.Clone(t.v)
+		w[k] += t.f.step(k, w[k])
+		grads[k] = t.predictAt(w, cs, o)
+	}
+	out := make([]analyze.Predicted, len(cs))
+	for i, c := range cs {
+		p := analyze.Predicted{Concurrency: c, Requests: base[i].Requests, Beyond: c > t.maxC}
+		if m := t.held[c]; m != nil {
+			for _, fig := range figures {
+				p.Measured = append(p.Measured, fig.of(m))
+			}
+		}
+		for k, fig := range figures {
+			val := fig.of(&base[i])
+			g := make([]float64, len(t.v))
+			for j := range t.v {
+				g[j] = (math.Log(fig.of(&grads[j][i])) - math.Log(val)) / t.f.step(j, t.v[j])
+			}
+			// A measurement at the level would scatter as the largest
+			// fitted level's did.
+			noise := t.f.sigma[len(t.f.sigma)-1][k]
+			v := t.misfit[k]*t.misfit[k] + noise*noise
+			if t.cov != nil {
+				for a := range g {
+					for b := range g {
+						v += g[a] * t.cov[a][b] * g[b]
+					}
+				}
+			}
+			half := 1.96 * math.Sqrt(max(v, 0))
+			p.Figures = append(p.Figures, analyze.PredictedFigure{Name: fig.name, Estimate: analyze.Estimate{Value: val, Lo: val * math.Exp(-half), Hi: val * math.Exp(half)}})
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// predictAt replays levels cs with the run's requests under parameters v.
+func (t *Fitted) predictAt(v vector, cs []int, o Options) []summary.Stage {
+	return t.predictAtSLO(v, cs, o, record.SLO{})
+}
+
+// predictAtSLO is predictAt counting goodput under slo.
+func (t *Fitted) predictAtSLO(v vector, cs []int, o Options, slo record.SLO) []summary.Stage {
+	p := replayed(t.f.profile(v))
+	if !t.f.capPinned {
+		for _, c := range cs {
+			p.MaxRunning = max(p.MaxRunning, c) // no cap was seen: none is assumed
+		}
+	}
+	out := make([]summary.Stage, len(cs))
+	for i, c := range cs {
+		n := o.size(c)
+		jobs := make([]sim.Job, n)
+		for k := range jobs {
+			jobs[k] = t.pool[k%len(t.pool)]
+		}
+		l := level{c: c, jobs: jobs, limit: o.Limit, slo: slo}
+		switch {
+		case t.warmup < 0:
+			l.warm = jobs[:min(c, n)]
+		case t.warmup > 0:
+			l.warm = jobs[:min(t.warmup, n)]
+		}
+		out[i] = replay(p, &l, t.f.chat)
+	}
+	return out
+}
+
+// Replay replays the run's levels under profile p and sets each figure
+// beside the measured one: how well a profile (a fitted one, a built-in
+// one) describes a run.
+func Replay(p *sim.Profile, in Input) ([]analyze.TwinLevel, error) {
+	lv, err := levels(in)
+	if err != nil {
+		return nil, err
+	}
+	var out []analyze.TwinLevel
+	for i := range lv {
+		l := &lv[i]
+		st := replay(replayed(p), l, in.Setup.Endpoint == "chat")
+		tl := analyze.TwinLevel{Concurrency: l.c, Requests: len(l.jobs)}
+		for _, fig := range figures {
+			m, g := fig.of(&l.got), fig.of(&st)
+			tl.Figures = append(tl.Figures, analyze.TwinFigure{Name: fig.name, Measured: m, Twin: g, Error: g/m - 1})
+		}
+		out = append(out, tl)
+	}
+	return out, nil
+}
+
+// LastRatio sizes a predicted level as the largest fitted level was
+// sized, in requests per slot: for a table, whose levels' sizes are all
+// it says of its runs.
+func (t *Fitted) LastRatio() func(c int) int {
+	l := t.f.lv[len(t.f.lv)-1]
+	per := float64(len(l.jobs)) / float64(l.c)
+	return func(c int) int { return max(int(math.Round(per*float64(c))), c) }
+}
