@@ -35,6 +35,11 @@ type Run struct {
 	// Verdict is the scaling verdict of a closed-loop run of two or more
 	// levels; nil otherwise.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Twin is the digital twin fitted to the run's own levels when its
+	// verdict asks for more levels (the prediction the verdict quotes) or
+	// --until-saturated ran levels beyond them (each predicted before it
+	// ran, set beside what it measured); nil otherwise (METRICS.md §10).
+	Twin *Twin `json:"twin,omitempty"`
 	// Integrity says whether the file behind the run is whole.
 	Integrity Integrity `json:"integrity"`
 	// Source is set when the figures come from another tool's result

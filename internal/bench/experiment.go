@@ -14,6 +14,7 @@ import (
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/experiment"
 	"github.com/tokperf/tokperf/internal/foreign"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/results"
 )
 
@@ -309,11 +310,21 @@ func ReadRun(ctx context.Context, path string, samples bool) (*analyze.Run, erro
 	if tool, err := foreign.Sniff(path); err == nil && tool != "" {
 		return foreign.Read(path)
 	}
-	fold, err := readFoldOf(ctx, path, samples)
+	var feed *twinFeed
+	fold, err := readFoldEach(ctx, path, samples, func(h *results.Header, r *record.Record) {
+		if feed == nil {
+			feed = newTwinFeed(h.Setup)
+		}
+		feed.add(r)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return fold.Run(), nil
+	run := fold.Run()
+	if feed != nil && !run.Integrity.Interrupted {
+		feed.attach(run)
+	}
+	return run, nil
 }
 
 // readFold folds a result file, as ReadRun does, without samples.
@@ -322,6 +333,12 @@ func readFold(ctx context.Context, path string) (*analyze.Fold, error) {
 }
 
 func readFoldOf(ctx context.Context, path string, samples bool) (*analyze.Fold, error) {
+	return readFoldEach(ctx, path, samples, nil)
+}
+
+// readFoldEach is readFoldOf that also hands each record to each (when
+// set) as it is folded.
+func readFoldEach(ctx context.Context, path string, samples bool, each func(*results.Header, *record.Record)) (*analyze.Fold, error) {
 	r, f, err := results.Open(path)
 	if err != nil {
 		return nil, err
@@ -337,6 +354,9 @@ func readFoldOf(ctx context.Context, path string, samples bool) (*analyze.Fold, 
 		}
 		rec := r.Record()
 		fold.Add(&rec)
+		if each != nil {
+			each(r.Header(), &rec)
+		}
 		if rec.ID%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -301,6 +301,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	file := &sink{w: w}
 	fold := analyze.NewFold(setup, out)
+	feed := newTwinFeed(setup)
 	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
 	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
 		r.Conversations = cfg.Prompts
@@ -353,7 +354,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
 		// Live progress reads counters bumped off the requests' path.
 		show := env.live(label, p)
-		each := func(rec *record.Record) { fold.Add(rec); show.add(rec) }
+		each := func(rec *record.Record) { fold.Add(rec); show.add(rec); feed.add(rec) }
 		var sliced *slicing
 		if cfg.Load.Slice > 0 {
 			// Only the current slice's requests are kept; the stage's own
@@ -407,6 +408,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if next == 0 {
 			break
 		}
+		if msg := feed.foretell(fold.Run(), next); msg != "" {
+			fmt.Fprintf(progress, "--until-saturated: %s\n", msg)
+		}
 		stage(cfg.Load.level(len(figures), next))
 		if last {
 			break
@@ -431,7 +435,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		// What finished is kept and returned; the run stops here.
 		return fold.Run(), fmt.Errorf("stopped early, %s is not answering: %w", setup.URL, gone)
 	}
-	return fold.Run(), nil
+	run := fold.Run()
+	if !interrupted {
+		feed.attach(run)
+	}
+	return run, nil
 }
 
 // nextLevel is --until-saturated's next concurrency after the levels so
