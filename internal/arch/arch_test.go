@@ -93,6 +93,7 @@ func TestImports(t *testing.T) {
 		{"internal/foreign", false, one("internal/results", "internal/bench", "internal/report", "internal/telemetry"), "foreign maps files onto analyze's model, nothing else"},
 		{"internal/record", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "record is the vocabulary: it imports nothing of tokperf"},
 		{"internal/sim", true, client, "the simulator imports nothing of the client: it is an independent server"},
+		{"internal/twin", false, one("internal/backend", "internal/runner", "internal/results", "internal/telemetry", "internal/bench"), "the twin replays in virtual time: no client, no files"},
 		{"internal/runner", false, one("internal/backend", "internal/summary", "internal/results"), "runner knows only record, schedule and the interfaces it declares"},
 		{"internal/engine", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "the engine table is data"},
 		{"internal/stability", false, func(s string) bool { return strings.HasPrefix(s, "internal/") && s != "internal/stats" }, "stability judges series of numbers: it imports only stats"},

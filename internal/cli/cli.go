@@ -128,6 +128,8 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 	"baselines":  baselinesCmd,
 	"config":     configCmd,
 	"trace":      traceCmd,
+	"fit":        twinCmd,
+	"predict":    twinCmd,
 }
 
 func init() { commandTable["completion"] = completionCmd } // it lists the table
@@ -268,6 +270,9 @@ Usage:
                              a run against a published baseline, per GPU, with fairness
   tokperf baselines [NAME]   the published baselines tokperf knows
   tokperf trace stats FILE   a Mooncake-format trace's rate, lengths and prefix reuse
+  tokperf fit FILE           fit the simulator to a sweep: a digital twin and its profile
+  tokperf predict FILE -c N  the twin's figures at levels not run, with intervals;
+                             --slo-ttft D: the highest level predicted to meet it
   tokperf selftest           how many streams tokperf measures accurately on this machine
                              (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own

@@ -103,6 +103,29 @@ distributions, and how much of its prompts a prefix cache could reuse.`,
 		examples: `  tokperf trace stats mooncake.jsonl
   tokperf run --url http://127.0.0.1:8000 --trace mooncake.jsonl --speedup 2`,
 	},
+	"fit": {
+		usage: "fit RESULT.jsonl [-o profile.yaml] [flags]",
+		summary: `Fit the embedded simulator to a measured closed-loop sweep: its scheduler
+replays the run's own requests and the profile's decode step times, prefill
+cost and per-request overhead are moved until the replay's figures match the
+measured ones (docs/METRICS.md §10). Prints each level measured against the
+twin, each parameter with its standard error, what the data could not pin
+down, and the profile, which -o writes for tokperf sim.`,
+		examples: `  tokperf fit tokperf-results/20261201-sweep.jsonl -o twin.yaml
+  tokperf sim --profile twin.yaml
+  tokperf fit r.jsonl --fit-levels 1,4,16 --format json`,
+	},
+	"predict": {
+		usage: "predict RESULT.jsonl -c LEVELS [--slo-ttft D] [flags]",
+		summary: `The digital twin's figures at concurrency levels the run did not measure,
+each with a 95% interval (the fit's uncertainty and its error at the measured
+levels); with an SLO, the highest level predicted to keep 90% of requests
+within it. Beyond the largest measured level the step time is extrapolated:
+check the prediction (sweep --until-saturated runs and compares it).`,
+		examples: `  tokperf predict r.jsonl -c 48,64,128
+  tokperf predict r.jsonl --slo-ttft 2s --slo-tpot 50ms
+  tokperf predict r.jsonl --fit-levels 1,4,16 -c 32,64`,
+	},
 	"completion": {
 		usage:   "completion bash|zsh|fish",
 		summary: `A shell completion script for tokperf's commands and flags.`,

@@ -99,6 +99,8 @@ func textReporter(result any) (Reporter, error) {
 		return func(w io.Writer) error { SelftestText(w, r); return nil }, nil
 	case *analyze.Experiment:
 		return func(w io.Writer) error { ExperimentText(w, r); return nil }, nil
+	case *analyze.Twin:
+		return func(w io.Writer) error { TwinText(w, r); return nil }, nil
 	}
 	return nil, unknownModel(result)
 }
@@ -475,6 +477,7 @@ func Text(w io.Writer, r *analyze.Run) {
 		}
 		fmt.Fprintln(w, "verdict: "+verdict.Text)
 	}
+	TwinChecked(w, r.Twin)
 }
 
 // ServerReadingLine is the one-line reading of a stage's /metrics.

@@ -194,6 +194,8 @@ func tableOf(result any) (*Table, error) {
 		return selftestTable(r), nil
 	case *analyze.Experiment:
 		return experimentTable(r), nil
+	case *analyze.Twin:
+		return twinTable(r), nil
 	}
 	return nil, unknownModel(result)
 }

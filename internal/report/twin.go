@@ -1,0 +1,199 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+)
+
+// TwinText is the human report of a fitted twin: each measured level
+// against its replay, the parameters, the notes, the predictions and the
+// profile.
+func TwinText(w io.Writer, m *analyze.Twin) {
+	var cs []string
+	for _, l := range m.Levels {
+		cs = append(cs, fmt.Sprint(l.Concurrency))
+	}
+	fmt.Fprintf(w, "digital twin of %s (%s, %s), fitted to C=%s in %d replays of its requests\n\n", m.File, m.Model, m.Engine, strings.Join(cs, ", "), m.Evaluations)
+	if len(m.Levels) > 0 {
+		head := []string{"C", "n"}
+		for _, f := range m.Levels[0].Figures {
+			head = append(head, f.Name+" (measured / twin)")
+		}
+		var rows [][]string
+		for _, l := range m.Levels {
+			row := []string{fmt.Sprint(l.Concurrency), fmt.Sprint(l.Requests)}
+			for _, f := range l.Figures {
+				row = append(row, fmt.Sprintf("%s / %s (%s)", sig(f.Measured), sig(f.Twin), signed(f.Error)))
+			}
+			rows = append(rows, row)
+		}
+		aligned(w, head, rows, 3)
+	}
+	fmt.Fprintln(w, "\nparameters (± one standard error from the figures' spread):")
+	for _, p := range m.Params {
+		pin := ""
+		if !p.Pinned {
+			pin = "  not pinned down"
+		}
+		fmt.Fprintf(w, "  %-34s %10s ± %-8s %-3s from %s%s\n", p.Name, sig(p.Value), sig(p.SE), p.Unit, p.From, pin)
+	}
+	for _, n := range m.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if len(m.Predicted) > 0 {
+		fmt.Fprintln(w)
+		twinPredicted(w, m)
+	}
+	if m.SLO != nil {
+		fmt.Fprintf(w, "\nslo: %s\n", m.SLO.Text)
+	}
+	if m.Verdict != "" {
+		fmt.Fprintf(w, "\nverdict: %s\n", m.Verdict)
+	}
+	if m.ProfileFile != "" {
+		fmt.Fprintf(w, "\nprofile: %s (tokperf sim --profile %s serves it)\n", m.ProfileFile, m.ProfileFile)
+	} else {
+		fmt.Fprintf(w, "\nprofile (-o FILE writes it):\n%s", m.Profile)
+	}
+}
+
+// twinPredicted is the predictions' table, with what a level measured
+// where it was run, and what an extrapolation assumes.
+func twinPredicted(w io.Writer, m *analyze.Twin) {
+	head := []string{"C", "n"}
+	for _, f := range m.Predicted[0].Figures {
+		head = append(head, f.Name+" (95%)")
+	}
+	measured := false
+	var rows [][]string
+	for _, p := range m.Predicted {
+		row := []string{fmt.Sprint(p.Concurrency), fmt.Sprint(p.Requests)}
+		for i, f := range p.Figures {
+			cell := fmt.Sprintf("%s (%s–%s)", sig(f.Value), sig(f.Lo), sig(f.Hi))
+			if i < len(p.Measured) && !math.IsNaN(p.Measured[i]) {
+				measured = true
+				in := "inside"
+				if !f.Covers(p.Measured[i]) {
+					in = "outside"
+				}
+				cell += fmt.Sprintf(" measured %s, %s %s", sig(p.Measured[i]), signed(f.Value/p.Measured[i]-1), in)
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintln(w, "predicted:")
+	aligned(w, head, rows, 3)
+	if measured {
+		fmt.Fprintln(w, "measured: what the level measured when it was run; the percentage is the prediction's error")
+	}
+	for _, p := range m.Predicted {
+		if p.Beyond {
+			fmt.Fprintln(w, "beyond the largest measured level the step time follows the table's last segment: a server that turns compute-bound or splits its batches past it is slower than predicted (sweep --until-saturated runs the levels and compares)")
+			break
+		}
+	}
+}
+
+// num prints a figure with the digits a person needs.
+func sig(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.IsInf(v, 0):
+		return "∞"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func signed(e float64) string {
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*e)
+}
+
+func twinTable(m *analyze.Twin) *Table {
+	t := &Table{Title: "digital twin of " + m.File}
+	t.Columns = []Column{{"kind", "", -1}, {"concurrency", "", 0}, {"requests", "", 0}}
+	var names []string
+	if len(m.Levels) > 0 {
+		for _, f := range m.Levels[0].Figures {
+			names = append(names, f.Name)
+		}
+	}
+	for _, n := range names {
+		t.Columns = append(t.Columns, Column{n + " measured", "", 3}, Column{n + " twin", "", 3}, Column{n + " lo", "", 3}, Column{n + " hi", "", 3})
+	}
+	for _, l := range m.Levels {
+		row := []any{"fitted", l.Concurrency, l.Requests}
+		for _, f := range l.Figures {
+			row = append(row, f.Measured, f.Twin, math.NaN(), math.NaN())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, p := range m.Predicted {
+		row := []any{"predicted", p.Concurrency, p.Requests}
+		for i, f := range p.Figures {
+			meas := math.NaN()
+			if i < len(p.Measured) {
+				meas = p.Measured[i]
+			}
+			row = append(row, meas, f.Value, f.Lo, f.Hi)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, p := range m.Params {
+		t.Lines = append(t.Lines, fmt.Sprintf("%s = %s ± %s %s (pinned: %v)", p.Name, sig(p.Value), sig(p.SE), p.Unit, p.Pinned))
+	}
+	t.Lines = append(t.Lines, m.Notes...)
+	if m.SLO != nil {
+		t.Lines = append(t.Lines, m.SLO.Text)
+	}
+	return t
+}
+
+// TwinChecked prints, under a sweep's verdict, the twin's predictions for
+// the levels --until-saturated ran beyond the given ones, each against
+// what it then measured.
+func TwinChecked(w io.Writer, m *analyze.Twin) {
+	if m == nil {
+		return
+	}
+	var rows [][]string
+	for _, p := range m.Predicted {
+		if len(p.Measured) == 0 {
+			continue
+		}
+		for i, f := range p.Figures {
+			if f.Name != "aggregate tok/s" && f.Name != "TTFT p50 ms" {
+				continue
+			}
+			in := "yes"
+			if !f.Covers(p.Measured[i]) {
+				in = "no"
+			}
+			rows = append(rows, []string{fmt.Sprint(p.Concurrency), f.Name, sig(f.Value), sig(f.Lo) + "–" + sig(f.Hi), sig(p.Measured[i]), signed(f.Value/p.Measured[i] - 1), in})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	var cs []string
+	for _, l := range m.Levels {
+		cs = append(cs, fmt.Sprint(l.Concurrency))
+	}
+	fmt.Fprintf(w, "\nthe twin fitted to C=%s predicted the levels --until-saturated added, before they ran:\n", strings.Join(cs, ", "))
+	aligned(w, []string{"C", "figure", "predicted", "95%", "measured", "error", "inside"}, rows, 3)
+}
