@@ -27,6 +27,8 @@ type Fitted struct {
 	// held are the run's levels left out of the fit (Input.Only), by
 	// concurrency: predictions there are set beside them.
 	held map[int]*summary.Stage
+	// known says which figures some fitted level measured.
+	known []bool
 }
 
 func heldOut(in Input, lv []level) map[int]*summary.Stage {
@@ -169,9 +171,18 @@ func (t *Fitted) describe() {
 	}
 	st := f.stages(t.v)
 	t.misfit = make([]float64, len(figures))
+	t.known = make([]bool, len(figures))
+	for _, l := range f.lv {
+		for k, fig := range figures {
+			t.known[k] = t.known[k] || fig.of(&l.got) > 0
+		}
+	}
 	for i, l := range f.lv {
 		tl := analyze.TwinLevel{Concurrency: l.c, Requests: len(l.jobs)}
 		for k, fig := range figures {
+			if !t.known[k] {
+				continue // a table's TTFT: nothing to set the twin's beside
+			}
 			m, g := fig.of(&l.got), fig.of(&st[i])
 			e := g/m - 1
 			tl.Figures = append(tl.Figures, analyze.TwinFigure{Name: fig.name, Measured: m, Twin: g, Error: e})
@@ -221,11 +232,16 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 	for i, c := range cs {
 		p := analyze.Predicted{Concurrency: c, Requests: base[i].Requests, Beyond: c > t.maxC}
 		if m := t.held[c]; m != nil {
-			for _, fig := range figures {
-				p.Measured = append(p.Measured, fig.of(m))
+			for k, fig := range figures {
+				if t.known[k] {
+					p.Measured = append(p.Measured, fig.of(m))
+				}
 			}
 		}
 		for k, fig := range figures {
+			if !t.known[k] {
+				continue // the fit never saw it: a prediction would be a guess
+			}
 			val := fig.of(&base[i])
 			g := make([]float64, len(t.v))
 			for j := range t.v {
