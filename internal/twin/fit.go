@@ -243,7 +243,7 @@ func (f *fitter) solve(v vector) (vector, []float64, [][]float64) {
 			for i := range g {
 				neg[i] = -g[i]
 			}
-			d, ok := solveSys(m, neg)
+			d, ok := gauss(m, neg)
 			if !ok {
 				mu *= 10
 				continue
@@ -272,8 +272,6 @@ func (f *fitter) solve(v vector) (vector, []float64, [][]float64) {
 	}
 	return v, r, f.jacobian(v, r)
 }
-
-var solveSys = solve
 
 // covariance is the parameters' covariance (Jᵀ·J)⁻¹ with a tiny ridge,
 // so a direction the figures do not move gets a huge variance rather

@@ -2,9 +2,9 @@ package twin
 
 import "math"
 
-// solve solves a·x = b for a small dense system by Gaussian elimination
+// gauss solves a·x = b for a small dense system by Gaussian elimination
 // with partial pivoting; ok is false when a is singular.
-func solve(a [][]float64, b []float64) (x []float64, ok bool) {
+func gauss(a [][]float64, b []float64) (x []float64, ok bool) {
 	n := len(b)
 	m := make([][]float64, n)
 	for i := range a {
@@ -49,7 +49,7 @@ func inverse(a [][]float64) (inv [][]float64, ok bool) {
 	for c := range n {
 		e := make([]float64, n)
 		e[c] = 1
-		x, ok := solve(a, e)
+		x, ok := gauss(a, e)
 		if !ok {
 			return nil, false
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/sim"
@@ -176,4 +175,62 @@ func TestFittedProfileReproducesTheSweep(t *testing.T) {
 	}
 }
 
-var _ = analyze.Quote
+// Speculative decoding is read from the chunks: at most drafts + 1 tokens
+// in one, and the mean tokens per step give the acceptance.
+func TestFitReadsSpeculativeDecoding(t *testing.T) {
+	in := input(t, sweep(t, "seed-mtp", defaultWorkload, []int{1, 4}))
+	f, err := twin.Fit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, _ := sim.LoadProfile("seed-mtp")
+	s := f.Profile().Spec
+	if s == nil || s.Drafts != truth.Spec.Drafts || math.Abs(s.Acceptance-truth.Spec.Acceptance) > 0.03 {
+		t.Fatalf("speculation fitted %+v, the profile's %+v", s, truth.Spec)
+	}
+}
+
+func TestSolvesSmallSystems(t *testing.T) {
+	a := [][]float64{{4, 1, 0}, {1, 3, 1}, {0, 1, 2}}
+	inv, ok := twin.Inverse(a)
+	if !ok {
+		t.Fatal("singular")
+	}
+	for i := range a {
+		for j := range a {
+			sum := 0.0
+			for k := range a {
+				sum += a[i][k] * inv[k][j]
+			}
+			if want := map[bool]float64{true: 1, false: 0}[i == j]; math.Abs(sum-want) > 1e-12 {
+				t.Errorf("(a·a⁻¹)[%d][%d] = %g", i, j, sum)
+			}
+		}
+	}
+	if _, ok := twin.Inverse([][]float64{{1, 2}, {2, 4}}); ok {
+		t.Error("a singular matrix was inverted")
+	}
+}
+
+// A running cap the server's metrics show is pinned, and a predicted
+// level past it queues as the server would.
+func TestFitPinsTheRunningCap(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "capped.yaml")
+	os.WriteFile(prof, []byte("name: capped-24\nengine: vllm\nmax_running: 24\ndecode: {linear: {a_ms: 5, c_ms: 0.1}}\nprefill: {per_token_us: 10}\n"), 0o644)
+	w := workload.Synthetic{InputTokens: 64, OutputTokens: 32, IgnoreEOS: true, Seed: 1}
+	in := input(t, sweep(t, prof, w, []int{8, 32}))
+	f, err := twin.Fit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Profile().MaxRunning; got != 24 {
+		t.Fatalf("max_running fitted %d, want the server's 24:\n%v", got, f.Model().Notes)
+	}
+	pred := f.Predict([]int{64}, twin.Options{})
+	truth := input(t, sweep(t, prof, w, []int{64})).Stages[0]
+	agg, _ := pred[0].Figure("aggregate tok/s")
+	ttft, _ := pred[0].Figure("TTFT p50 ms")
+	if rel(agg.Value, truth.AggregateTokS) > 0.05 || rel(ttft.Value, truth.TTFT.P50) > 0.10 {
+		t.Errorf("C=64 past the cap: aggregate %.1f vs %.1f, TTFT p50 %.1f vs %.1f", agg.Value, truth.AggregateTokS, ttft.Value, truth.TTFT.P50)
+	}
+}

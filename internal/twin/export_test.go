@@ -1,0 +1,4 @@
+package twin
+
+// Inverse is inverse, for the tests.
+var Inverse = inverse
