@@ -108,6 +108,9 @@ func levels(in Input) ([]level, error) {
 	if in.Setup.Load.Rate > 0 || len(in.Setup.Load.Rates) > 0 || in.Setup.Load.Trace != "" {
 		return nil, fmt.Errorf("the twin is fitted to closed-loop levels (-c); this run is open loop")
 	}
+	if in.Setup.Command == "overhead" {
+		return nil, fmt.Errorf("this run paired the raw and chat routes request by request (tokperf overhead): the twin replays one route; fit a sweep of either")
+	}
 	if in.Setup.Workload.Conversations {
 		return nil, fmt.Errorf("the twin replays independent requests; this run sent conversations")
 	}

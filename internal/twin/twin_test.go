@@ -48,6 +48,7 @@ func rel(a, b float64) float64 { return math.Abs(a/b - 1) }
 // The twin's scheduler is the served simulator's: replaying a sweep's own
 // requests under the profile that served it gives back its figures.
 func TestReplayMatchesTheServedSimulator(t *testing.T) {
+	skipUnderRace(t)
 	for _, prof := range []string{"seed", "llama-3.1-8b-h100", "seed-mtp"} {
 		w := workload.Synthetic{InputTokens: 128, OutputTokens: 64, IgnoreEOS: true, Seed: 1}
 		if prof == "seed-mtp" {
@@ -91,6 +92,7 @@ func TestReplayMatchesTheServedSimulator(t *testing.T) {
 // step-time curve and prefill cost within 5%, and predicts C = 32 and 64
 // as the simulator then measures them where the curve goes on as it went.
 func TestFitRecoversBuiltinProfiles(t *testing.T) {
+	skipUnderRace(t)
 	for _, tc := range []struct {
 		profile string
 		// straight says the profile's step time goes on along its last
@@ -148,6 +150,7 @@ func ms(d interface{ Seconds() float64 }) float64 { return d.Seconds() * 1e3 }
 // A profile written by fit loads in the simulator and reproduces the
 // fitted sweep within 5%.
 func TestFittedProfileReproducesTheSweep(t *testing.T) {
+	skipUnderRace(t)
 	levels := []int{1, 4, 16}
 	in := input(t, sweep(t, "llama-3.1-8b-h100", defaultWorkload, levels))
 	f, err := twin.Fit(in)
@@ -178,6 +181,7 @@ func TestFittedProfileReproducesTheSweep(t *testing.T) {
 // Speculative decoding is read from the chunks: at most drafts + 1 tokens
 // in one, and the mean tokens per step give the acceptance.
 func TestFitReadsSpeculativeDecoding(t *testing.T) {
+	skipUnderRace(t)
 	in := input(t, sweep(t, "seed-mtp", defaultWorkload, []int{1, 4}))
 	f, err := twin.Fit(in)
 	if err != nil {
@@ -215,6 +219,7 @@ func TestSolvesSmallSystems(t *testing.T) {
 // A running cap the server's metrics show is pinned, and a predicted
 // level past it queues as the server would.
 func TestFitPinsTheRunningCap(t *testing.T) {
+	skipUnderRace(t)
 	prof := filepath.Join(t.TempDir(), "capped.yaml")
 	os.WriteFile(prof, []byte("name: capped-24\nengine: vllm\nmax_running: 24\ndecode: {linear: {a_ms: 5, c_ms: 0.1}}\nprefill: {per_token_us: 10}\n"), 0o644)
 	w := workload.Synthetic{InputTokens: 64, OutputTokens: 32, IgnoreEOS: true, Seed: 1}
@@ -232,5 +237,11 @@ func TestFitPinsTheRunningCap(t *testing.T) {
 	ttft, _ := pred[0].Figure("TTFT p50 ms")
 	if rel(agg.Value, truth.AggregateTokS) > 0.05 || rel(ttft.Value, truth.TTFT.P50) > 0.10 {
 		t.Errorf("C=64 past the cap: aggregate %.1f vs %.1f, TTFT p50 %.1f vs %.1f", agg.Value, truth.AggregateTokS, ttft.Value, truth.TTFT.P50)
+	}
+}
+
+func skipUnderRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("replays are one goroutine's numerics and ten times slower under the race detector: go test without -race runs them")
 	}
 }
