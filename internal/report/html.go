@@ -30,6 +30,7 @@ type page struct {
 	baseline *analyze.BaselineComparison
 	sections []string // rendered HTML of the model's own tables
 	lines    []string // warnings, notes, verdicts (each also in its section)
+	twin     *analyze.Twin
 }
 
 func runName(r *analyze.Run, i int) string {
@@ -79,6 +80,12 @@ func pageOf(result any) (*page, error) {
 		var b strings.Builder
 		ExperimentText(&b, r)
 		p.sections = append(p.sections, "<h2>Configurations</h2>\n<pre>"+text(b.String())+"</pre>")
+	case *analyze.Twin:
+		p.title = "tokperf digital twin of " + filepath.Base(r.File)
+		p.twin = r
+		var b strings.Builder
+		TwinText(&b, r)
+		p.sections = append(p.sections, "<pre>"+text(b.String())+"</pre>")
 	default:
 		// A model with no curves (a check, a self-test, an overhead
 		// comparison) is its text report on a page.
@@ -98,6 +105,9 @@ func pageOf(result any) (*page, error) {
 // per-stage ones come from stageCharts.
 func (p *page) charts() []*chart {
 	var out []*chart
+	if c := twinChart(p.twin); c != nil {
+		out = append(out, c)
+	}
 	if c := p.throughput(); c != nil {
 		out = append(out, c)
 	}

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -196,4 +198,54 @@ func TwinChecked(w io.Writer, m *analyze.Twin) {
 	}
 	fmt.Fprintf(w, "\nthe twin fitted to C=%s predicted the levels --until-saturated added, before they ran:\n", strings.Join(cs, ", "))
 	aligned(w, []string{"C", "figure", "predicted", "95%", "measured", "error", "inside"}, rows, 3)
+}
+
+// twinChart is aggregate tok/s against concurrency: what was measured,
+// the twin at the fitted levels and its predictions with their intervals.
+func twinChart(m *analyze.Twin) *chart {
+	if m == nil {
+		return nil
+	}
+	const fig = "aggregate tok/s"
+	c := &chart{Name: "twin", Title: "Aggregate output tok/s: measured, and the twin fitted to it", XLabel: "concurrency (requests in flight, log scale)", XLog: true, YLabel: "aggregate output tok/s", YZero: true}
+	meas := series{Name: "measured", Color: hue(0), Markers: true}
+	tw := series{Name: "twin", Color: hue(1), Line: true, Markers: true}
+	lo := series{Name: "95% interval", Color: hue(1), Line: true, Dash: "3 3"}
+	hi := series{Color: hue(1), Line: true, Dash: "3 3"}
+	for _, l := range m.Levels {
+		for _, f := range l.Figures {
+			if f.Name == fig {
+				x := float64(l.Concurrency)
+				meas.Points = append(meas.Points, point{X: x, Y: f.Measured, Tip: fmt.Sprintf("C=%d measured %s tok/s", l.Concurrency, sig(f.Measured))})
+				tw.Points = append(tw.Points, point{X: x, Y: f.Twin, Tip: fmt.Sprintf("C=%d twin %s tok/s (%s)", l.Concurrency, sig(f.Twin), signed(f.Error))})
+			}
+		}
+	}
+	for _, p := range m.Predicted {
+		for i, f := range p.Figures {
+			if f.Name != fig {
+				continue
+			}
+			x := float64(p.Concurrency)
+			tw.Points = append(tw.Points, point{X: x, Y: f.Value, Tip: fmt.Sprintf("C=%d predicted %s tok/s (%s–%s)", p.Concurrency, sig(f.Value), sig(f.Lo), sig(f.Hi))})
+			lo.Points = append(lo.Points, point{X: x, Y: f.Lo})
+			hi.Points = append(hi.Points, point{X: x, Y: f.Hi})
+			if i < len(p.Measured) && !math.IsNaN(p.Measured[i]) {
+				meas.Points = append(meas.Points, point{X: x, Y: p.Measured[i], Tip: fmt.Sprintf("C=%d measured %s tok/s", p.Concurrency, sig(p.Measured[i]))})
+			}
+		}
+	}
+	for _, s := range []*series{&meas, &tw} {
+		slices.SortFunc(s.Points, func(a, b point) int { return cmp.Compare(a.X, b.X) })
+	}
+	c.Series = []series{tw}
+	if len(lo.Points) > 0 {
+		c.Series = append(c.Series, lo, hi)
+	}
+	c.Series = append(c.Series, meas) // on top: the twin's own markers sit under it
+	if len(tw.Points) == 0 {
+		return nil
+	}
+	c.Note = "the twin's line joins its replay of the fitted levels and its predictions; dashed: the predictions' 95% interval"
+	return c
 }

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+)
+
+func twinModel() *analyze.Twin {
+	fig := func(name string, m, t float64) analyze.TwinFigure {
+		return analyze.TwinFigure{Name: name, Measured: m, Twin: t, Error: t/m - 1}
+	}
+	return &analyze.Twin{Schema: analyze.TwinSchema, File: "r.jsonl", Model: "m", Engine: "vllm",
+		Levels: []analyze.TwinLevel{
+			{Concurrency: 1, Requests: 100, Figures: []analyze.TwinFigure{fig("aggregate tok/s", 140, 141), fig("TTFT p50 ms", 7, 7.1)}},
+			{Concurrency: 16, Requests: 112, Figures: []analyze.TwinFigure{fig("aggregate tok/s", 2100, 2090), fig("TTFT p50 ms", 80, 79)}},
+		},
+		Params: []analyze.TwinParam{{Name: "decode.table[batch 1].step_ms", Unit: "ms", Value: 7, SE: 0.02, Pinned: true, From: "decode tok/s at C=1"}},
+		Predicted: []analyze.Predicted{{Concurrency: 32, Requests: 128, Beyond: true,
+			Figures:  []analyze.PredictedFigure{{Name: "aggregate tok/s", Estimate: analyze.Estimate{Value: 4000, Lo: 3900, Hi: 4100}}, {Name: "TTFT p50 ms", Estimate: analyze.Estimate{Value: 150, Lo: 145, Hi: 155}}},
+			Measured: []float64{3950, 160}}},
+	}
+}
+
+// The twin renders in every format: text says which prediction missed,
+// csv has a row per fitted and predicted level, html draws its chart.
+func TestTwinFormats(t *testing.T) {
+	m := twinModel()
+	var b bytes.Buffer
+	if err := Render(&b, "text", m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fitted to C=1, 16", "4000 (3900–4100) measured 3950, +1.3% inside", "150 (145–155) measured 160, -6.2% outside", "beyond the largest measured level"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := Render(&b, "csv", m); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 4 || rows[3][0] != "predicted" || rows[3][1] != "32" {
+		t.Errorf("csv %v %v", rows, err)
+	}
+	b.Reset()
+	if err := Render(&b, "html", m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `data-chart="twin"`) || !strings.Contains(b.String(), "C=32 predicted 4000 tok/s (3900–4100)") {
+		t.Errorf("html lacks the twin's chart")
+	}
+	if err := Render(&bytes.Buffer{}, "png", m); err != nil {
+		t.Errorf("png: %v", err)
+	}
+}
