@@ -151,8 +151,14 @@ func ms(d interface{ Seconds() float64 }) float64 { return d.Seconds() * 1e3 }
 // fitted sweep within 5%.
 func TestFittedProfileReproducesTheSweep(t *testing.T) {
 	skipUnderRace(t)
+	for _, prof := range []string{"llama-3.1-8b-h100", "seed"} {
+		fittedProfileReproduces(t, prof)
+	}
+}
+
+func fittedProfileReproduces(t *testing.T, prof string) {
 	levels := []int{1, 4, 16}
-	in := input(t, sweep(t, "llama-3.1-8b-h100", defaultWorkload, levels))
+	in := input(t, sweep(t, prof, defaultWorkload, levels))
 	f, err := twin.Fit(in)
 	if err != nil {
 		t.Fatal(err)
@@ -172,8 +178,9 @@ func TestFittedProfileReproducesTheSweep(t *testing.T) {
 			got, want float64
 		}{{"aggregate tok/s", st.AggregateTokS, want.AggregateTokS}, {"decode tok/s", st.DecodeTokS.Mean, want.DecodeTokS.Mean}, {"TTFT p50", st.TTFT.P50, want.TTFT.P50}, {"E2E p50", st.E2E.P50, want.E2E.P50}} {
 			if rel(c.got, c.want) > 0.05 {
-				t.Errorf("C=%d: %s %.4g under the fitted profile, %.4g in the fitted sweep", st.Concurrency, c.name, c.got, c.want)
+				t.Errorf("%s C=%d: %s %.4g under the fitted profile, %.4g in the fitted sweep", prof, st.Concurrency, c.name, c.got, c.want)
 			}
+			t.Logf("%s C=%d: %s %.4g under the fitted profile, %.4g in the fitted sweep (%+.2f%%)", prof, st.Concurrency, c.name, c.got, c.want, 100*(c.got/c.want-1))
 		}
 	}
 }
