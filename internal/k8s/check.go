@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The Kubernetes API's rules for names, labels and quantities (as
@@ -28,6 +29,11 @@ func checkShards(n int) error {
 func checkBench(args []string) error {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "sweep") {
 		return fmt.Errorf("give the benchmark after --, run or sweep with its flags and the total load: -- sweep --url http://vllm:8000 -c 64,256")
+	}
+	for _, a := range args {
+		if !utf8.ValidString(a) {
+			return fmt.Errorf("after --: %q is not UTF-8 text, which a manifest cannot carry", a)
+		}
 	}
 	return nil
 }

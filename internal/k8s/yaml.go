@@ -85,13 +85,28 @@ func ordered(dec *json.Decoder) (any, error) {
 	return "null", nil
 }
 
-// quote is s as a JSON string, which YAML reads as the same string.
+// quote is s as a JSON string, which YAML reads as the same string, with
+// the characters YAML does not allow unescaped (DEL, the C1 controls,
+// U+FFFE and U+FFFF) escaped as JSON escapes the C0 controls.
 func quote(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	q := strings.TrimSuffix(b.String(), "\n")
+	return escapeUnprintable(q)
+}
+
+func escapeUnprintable(q string) string {
+	var b strings.Builder
+	for _, r := range q {
+		if (r >= 0x7f && r <= 0x9f) || r == 0xfffe || r == 0xffff {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // plainKey is a key YAML reads as itself unquoted.
