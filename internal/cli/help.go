@@ -112,11 +112,9 @@ index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); all start together (a b
 the shared directory, or --start-in); no shard is retried (a late one would skew the run).
 Merge the shards' result files with tokperf report shard-*.jsonl. Files the benchmark's
 flags name (--dataset, --config …) are read on the nodes.`,
-		examples: `  tokperf k8s job --shards 4 --image registry.example/tokperf:v1 --pvc bench-results \
-      -- sweep --url http://vllm.default.svc:8000 -c 64,256,1024 > job.yaml
-  tokperf k8s job --shards 8 --image registry.example/tokperf:v1 --logs --start-in 3m \
-      --node-selector pool=load -- run --url http://vllm:8000 --rate 400 --duration 10m
-  tokperf k8s slurm --shards 4 --dir /shared/bench -- sweep --url http://gpu-node:8000 -c 256 > job.sbatch`,
+		examples: `  tokperf k8s job --shards 4 --image reg.example/tokperf --pvc results -- sweep --url http://vllm:8000 -c 64,256,1024
+  tokperf k8s job --shards 8 --image reg.example/tokperf --logs --start-in 3m -- run --url http://vllm:8000 --rate 400
+  tokperf k8s slurm --shards 4 --dir /shared/bench -- sweep --url http://gpu-node:8000 -c 256,1024`,
 	},
 	"completion": {
 		usage:   "completion bash|zsh|fish",

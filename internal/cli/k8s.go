@@ -59,7 +59,11 @@ func k8sCmd(_ context.Context, cmd string, args []string, e *env) error {
 	fs := newFlags(cmd)
 	f := k8sFlags{now: time.Now}
 	f.register(fs)
-	pos, err := parseMixed(fs, args, e)
+	// The benchmark after -- is parsed too when only parsing is asked for
+	// (the README's and the help's command lines).
+	whole := *e
+	whole.parseOnly = false
+	pos, err := parseMixed(fs, args, &whole)
 	if err != nil {
 		return err
 	}
@@ -69,6 +73,9 @@ func k8sCmd(_ context.Context, cmd string, args []string, e *env) error {
 	}
 	if err := checkBench(bench, e); err != nil {
 		return err
+	}
+	if e.parseOnly {
+		return errParsed
 	}
 	if kind == "slurm" {
 		return f.slurm(fs, bench, e)

@@ -85,6 +85,9 @@ func (b Batch) Write(w io.Writer) error {
 	var s strings.Builder
 	fmt.Fprintf(&s, "#!/bin/bash\n# tokperf %s as %d shards (run %s), one array task per node.\n", b.Bench[0], b.Shards, b.RunID)
 	fmt.Fprintf(&s, "#   sbatch --wait job.sbatch\n#   tokperf report %s\n", b.ResultFile("*"))
+	if b.StartAt.IsZero() {
+		fmt.Fprintf(&s, "# Each task waits at the barrier until all %d run: the partition must give %d nodes at once.\n", b.Shards, b.Shards)
+	}
 	fmt.Fprintf(&s, "#SBATCH --job-name=%s\n#SBATCH --array=0-%d\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --exclusive\n", b.Name, b.Shards-1)
 	fmt.Fprintf(&s, "#SBATCH --output=%s/%s-%%a.out\n", strings.TrimSuffix(b.Dir, "/"), b.RunID)
 	if b.Partition != "" {
