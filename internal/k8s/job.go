@@ -228,8 +228,8 @@ func (j Job) comment() string {
 	if j.Claim == "" {
 		fmt.Fprintf(&b, "#   for i in $(seq 0 %d); do kubectl%s logs --tail=-1 -l job-name=%s,batch.kubernetes.io/job-completion-index=$i | grep '^{' > shard-$i.jsonl; done\n", j.Shards-1, ns, j.Name)
 	} else {
-		fmt.Fprintf(&b, "#   the result files: %s on claim %s\n", j.ResultFile("*"), j.Claim)
+		fmt.Fprintf(&b, "#   the result files: %s on claim %s (kubectl cp them from a pod that mounts it)\n", j.ResultFile("*"), j.Claim)
 	}
-	b.WriteString("#   tokperf report shard-*.jsonl\n")
+	fmt.Fprintf(&b, "#   tokperf report shard-*.jsonl\n#   kubectl%s delete job %s\n", ns, j.Name)
 	return b.String()
 }
