@@ -24,7 +24,6 @@ type k8sFlags struct {
 	spread, apiKeySecret               string
 	dir, partition, timeLimit          string
 	jobOnly, slurmOnly                 []string // flag names, for the check that one was not given to the other
-	now                                func() time.Time
 }
 
 func (f *k8sFlags) register(fs *flagSet) {
@@ -32,8 +31,8 @@ func (f *k8sFlags) register(fs *flagSet) {
 	fs.IntVar(&f.shards, "shards", 0, "processes, each on its own node, that share the benchmark's load (required)")
 	fs.StringVar(&f.name, "name", k8s.DefaultName, "the Job's (or the Slurm job's) name")
 	fs.StringVar(&f.runID, "run-id", "", "the id the shards of this run share (default: the name and the time, UTC; a new one for every manifest, so runs never share a barrier)")
-	fs.DurationVar(&f.startIn, "start-in", 0, "every shard starts its first stage at this long after now, the time written into the manifest (apply it before then)")
-	fs.BoolVar(&f.barrier, "barrier", false, "every shard starts once all are running, at a barrier in the shared directory (the default with --pvc or --dir)")
+	fs.DurationVar(&f.startIn, "start-in", 0, "the shards start their first stage this long after now, a time written into the manifest (apply it before then)")
+	fs.BoolVar(&f.barrier, "barrier", false, "every stage starts once all the shards are there, at a barrier in the shared directory (the default with --pvc or --dir)")
 	fs.StringVar(&f.command, "command", k8s.DefaultCommand, "tokperf's path in the image or on the nodes")
 	fs.group("Kubernetes (k8s job)")
 	fs.StringVar(&f.image, "image", "", "a container image with the tokperf binary (required)")
@@ -57,7 +56,7 @@ func (f *k8sFlags) register(fs *flagSet) {
 // that runs the benchmark as --shards processes on as many nodes.
 func k8sCmd(_ context.Context, cmd string, args []string, e *env) error {
 	fs := newFlags(cmd)
-	f := k8sFlags{now: time.Now}
+	var f k8sFlags
 	f.register(fs)
 	// The benchmark after -- is parsed too when only parsing is asked for
 	// (the README's and the help's command lines).
@@ -171,7 +170,7 @@ func (f *k8sFlags) job(fs *flagSet, bench []string, e *env) error {
 	if f.apiKeySecret != "" {
 		j.APIKeySecret, j.APIKeyKey, _ = strings.Cut(f.apiKeySecret, ":")
 	}
-	j.Fill(f.now())
+	j.Fill(time.Now())
 	if err := j.Check(); err != nil {
 		return usagef("%v", err)
 	}
@@ -189,7 +188,7 @@ func (f *k8sFlags) start(at *time.Time, shared bool) error {
 	case f.barrier && !shared:
 		return usagef("--barrier needs a directory every shard sees: --pvc")
 	case f.startIn > 0:
-		*at = f.now().Add(f.startIn).Truncate(time.Second)
+		*at = time.Now().Add(f.startIn).Truncate(time.Second)
 	}
 	return nil
 }
@@ -203,7 +202,7 @@ func (f *k8sFlags) slurm(fs *flagSet, bench []string, e *env) error {
 	if err := f.start(&b.StartAt, true); err != nil {
 		return err
 	}
-	b.Fill(f.now())
+	b.Fill(time.Now())
 	if err := b.Check(); err != nil {
 		return usagef("%v", err)
 	}
