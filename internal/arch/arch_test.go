@@ -98,6 +98,8 @@ func TestImports(t *testing.T) {
 		{"internal/engine", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "the engine table is data"},
 		{"internal/stability", false, func(s string) bool { return strings.HasPrefix(s, "internal/") && s != "internal/stats" }, "stability judges series of numbers: it imports only stats"},
 		{"internal/stability", true, network, "stability is pure"},
+		{"internal/k8s", false, func(s string) bool { return strings.HasPrefix(s, "internal/") }, "k8s writes manifests from its own config: it imports nothing of tokperf"},
+		{"internal/k8s", true, network, "k8s writes text: it never talks to a cluster"},
 	} {
 		if _, ok := all[rule.pkg]; !ok {
 			t.Errorf("%s: no such package (update this test and docs/ARCHITECTURE.md together)", rule.pkg)

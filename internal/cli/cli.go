@@ -130,6 +130,7 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 	"trace":      traceCmd,
 	"fit":        twinCmd,
 	"predict":    twinCmd,
+	"k8s":        k8sCmd,
 }
 
 func init() { commandTable["completion"] = completionCmd } // it lists the table
@@ -277,6 +278,8 @@ Usage:
                              (the simulator in its own process, ground truth compared)
   tokperf sim [flags]        run the embedded simulated server on its own
   tokperf config print       the effective configuration of a run, as a --config file
+  tokperf k8s job|slurm      one benchmark as N shards on N nodes: a Kubernetes Indexed
+                             Job or a Slurm array script (merge: tokperf report shard-*)
   tokperf completion SHELL   shell completion for bash, zsh or fish
   tokperf version            the version and the commit it was built from
   tokperf help COMMAND       the flags of a command, grouped, with examples

@@ -126,6 +126,19 @@ check the prediction (sweep --until-saturated runs and compares it).`,
   tokperf predict r.jsonl --slo-ttft 2s --slo-tpot 50ms
   tokperf predict r.jsonl --fit-levels 1,4,16 -c 32,64`,
 	},
+	"k8s": {
+		usage: "k8s job|slurm --shards N [flags] -- run|sweep [flags]",
+		summary: `Print what runs one benchmark as N shards on N nodes, started by the cluster's own batch
+machinery: a Kubernetes batch/v1 Indexed Job (kubectl apply -f) or a Slurm array script
+(sbatch). Each shard runs its share of the total load given after -- (--shard I/N, the
+index from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID); all start together (a barrier in
+the shared directory, or --start-in); no shard is retried (a late one would skew the run).
+Merge the shards' result files with tokperf report shard-*.jsonl. Files the benchmark's
+flags name (--dataset, --config …) are read on the nodes.`,
+		examples: `  tokperf k8s job --shards 4 --image reg.example/tokperf --pvc results -- sweep --url http://vllm:8000 -c 64,256,1024
+  tokperf k8s job --shards 8 --image reg.example/tokperf --logs --start-in 3m -- run --url http://vllm:8000 --rate 400
+  tokperf k8s slurm --shards 4 --dir /shared/bench -- sweep --url http://gpu-node:8000 -c 256,1024`,
+	},
 	"completion": {
 		usage:   "completion bash|zsh|fish",
 		summary: `A shell completion script for tokperf's commands and flags.`,
