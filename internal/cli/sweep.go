@@ -21,14 +21,32 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
+	shard, err := f.shard.config()
+	if err != nil {
+		return err
+	}
+	if shard != nil && f.seed == 0 {
+		f.seed = bench.ShardSeed(shard.RunID) // the shards agree on their prompts' seed
+	}
 	f.runSeed()
+	if f.out == "-" {
+		if f.stab.slice > 0 {
+			return usagef("-o - does not mix with --slice: a sliced run reads its file back")
+		}
+		e = e.toStderr()
+	}
 	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
 		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
 	}
 	if cmd != "sweep" && len(f.rates) > 1 {
 		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
 	}
-	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
+	benv := e.progress(func(s record.Setup) {
+		fmt.Fprintln(e.stderr, report.Describe(s))
+		if shard != nil {
+			fmt.Fprintln(e.stderr, describeShard(shard))
+		}
+	})
 	benv.Live = liveMode(e.stderr, f.quiet)
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
@@ -44,7 +62,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: shard}, benv)
 	if run == nil {
 		return err
 	}
@@ -61,6 +79,14 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	failed, total := run.Failed()
 	return judge(failed, total, f.maxErrorRate)
+}
+
+// toStderr is e for -o -: the result file goes to stdout (e.results) and
+// nothing else does, the report included.
+func (e *env) toStderr() *env {
+	out := *e
+	out.results, out.stdout = e.stdout, e.stderr
+	return &out
 }
 
 // progress is the bench environment with progress on stderr and started
