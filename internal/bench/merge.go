@@ -91,6 +91,9 @@ type shardFile struct {
 	starts []results.StageStart
 }
 
+// MaxShards is the most shards a run may have.
+const MaxShards = 100_000
+
 // MergeShards reads the files of one sharded run, every shard once, and
 // merges them into one run: every shard's records go through one Fold,
 // their times placed on one clock (each file's start plus its clock
@@ -208,6 +211,9 @@ func shardHeader(path string) (*results.Header, []results.StageStart, error) {
 func orderShards(files []*shardFile) ([]*shardFile, error) {
 	first := files[0].header.Setup.Shard
 	n := first.Count
+	if n < 1 || n > MaxShards {
+		return nil, fmt.Errorf("%s: shard count %d: want 1 to %d", files[0].path, n, MaxShards)
+	}
 	byIndex := make([]*shardFile, n)
 	for _, f := range files {
 		sh := f.header.Setup.Shard
@@ -231,7 +237,11 @@ func orderShards(files []*shardFile) ([]*shardFile, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("run %s has %d shards and shards %s are missing: give every shard's file (%d given: %s)", first.RunID, n, ints(missing), len(files), strings.Join(paths(files), ", "))
+		more := ""
+		if len(missing) > 20 {
+			missing, more = missing[:20], " …"
+		}
+		return nil, fmt.Errorf("run %s has %d shards and shards %s%s are missing: give every shard's file (%d given: %s)", first.RunID, n, ints(missing), more, len(files), strings.Join(paths(files), ", "))
 	}
 	return byIndex, nil
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/summary"
 )
@@ -197,6 +199,22 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 	}
 	if r := runs[0].Sharding.Rows[1]; r.StartLateMs == nil || abs(*r.StartLateMs-400) > 1e-6 {
 		t.Errorf("shard 1's start lateness %v, want 400 ms", r.StartLateMs)
+	}
+	// Every format shows the shards' table: the late shard's row, 400 ms.
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		var b bytes.Buffer
+		if err := report.Render(&b, format, runs[0]); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		want := []string{"node-1", "400.0", "shard 1/3 (node-1) began"}
+		if format == "json" {
+			want = []string{`"start_late_ms": 400`, `"host": "node-1"`, `"check": "shard_late_start"`}
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s report lacks %q", format, w)
+			}
+		}
 	}
 	for _, tc := range []struct {
 		name  string

@@ -21,19 +21,9 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
-	shard, err := f.shard.config()
+	shard, e, err := f.sharding(e) // and the run's seed
 	if err != nil {
 		return err
-	}
-	if shard != nil && f.seed == 0 {
-		f.seed = bench.ShardSeed(shard.RunID) // the shards agree on their prompts' seed
-	}
-	f.runSeed()
-	if f.out == "-" {
-		if f.stab.slice > 0 {
-			return usagef("-o - does not mix with --slice: a sliced run reads its file back")
-		}
-		e = e.toStderr()
 	}
 	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
 		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
@@ -79,6 +69,26 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	failed, total := run.Failed()
 	return judge(failed, total, f.maxErrorRate)
+}
+
+// sharding is the run's shard (nil: none) and the env to report in (with
+// -o - the result file alone goes to stdout); it sets the run's seed.
+func (f *loadFlags) sharding(e *env) (*bench.Shard, *env, error) {
+	shard, err := f.shard.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	if shard != nil && f.seed == 0 {
+		f.seed = bench.ShardSeed(shard.RunID) // the shards agree on their prompts' seed
+	}
+	if f.out == "-" {
+		if f.stab.slice > 0 {
+			return nil, nil, usagef("-o - does not mix with --slice: a sliced run reads its file back")
+		}
+		e = e.toStderr()
+	}
+	f.runSeed()
+	return shard, e, nil
 }
 
 // toStderr is e for -o -: the result file goes to stdout (e.results) and
