@@ -176,20 +176,32 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 		s := &shards[i]
 		s.recs = fakeRecords(rng, i, len(shards), 20, planned.Add(s.late).Add(-s.off).Sub(s.start))
 	}
+	// Shard 0's client kept its requests waiting 30 ms before each send.
+	for k := range shards[0].recs {
+		shards[0].recs[k].Scheduled -= 30 * time.Millisecond
+	}
 	dir := t.TempDir()
 	paths := writeShards(t, dir, "r2", planned, 6, shards)
 	runs, err := ReadRuns(context.Background(), paths, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var late, clock []string
+	var late, clock, lag []string
 	for _, w := range runs[0].Warnings {
 		switch w.Check {
 		case "shard_late_start":
 			late = append(late, w.Text)
 		case "shard_clock":
 			clock = append(clock, w.Text)
+		case "shard_client_lag":
+			lag = append(lag, w.Text)
 		}
+	}
+	if len(lag) != 1 || !strings.HasPrefix(lag[0], "shard 0/3 (node-0) fell behind: the client made requests wait") {
+		t.Errorf("client-lag warnings %q, want one naming shard 0/3", lag)
+	}
+	if r := runs[0].Sharding.Rows; !r[0].ClientLag || r[1].ClientLag || r[0].ClientQueueP99Ms < 30 {
+		t.Errorf("rows %+v: want shard 0's client lag, queue p99 ≥ 30 ms", r)
 	}
 	if len(late) != 1 || !strings.Contains(late[0], "shard 1/3 (node-1)") || !strings.Contains(late[0], "400 ms after") {
 		t.Errorf("late-start warnings %q, want one naming shard 1/3 400 ms late", late)
@@ -231,6 +243,15 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 			}
 		})
 	}
+	// Two sharded runs are two runs (compare's A and B).
+	other := writeShards(t, t.TempDir(), "r3", planned, 6, shards)
+	two, err := ReadRuns(context.Background(), []string{paths[0], other[2], paths[2], other[0], paths[1], other[1]}, true)
+	if err != nil || len(two) != 2 || two[0].Sharding.RunID != "r2" || two[1].Sharding.RunID != "r3" {
+		t.Fatalf("two sharded runs: %v, %d runs", err, len(two))
+	}
+	if c, err := analyze.Compare(two, 0, ""); err != nil || len(c.Runs) != 2 {
+		t.Errorf("compare of two sharded runs: %v", err)
+	}
 	// One shard's file alone is its share, said so.
 	alone, err := ReadRuns(context.Background(), paths[1:2], false)
 	if err != nil {
@@ -239,5 +260,4 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 	if ws := alone[0].Warnings; len(ws) == 0 || ws[len(ws)-1].Check != "shard_alone" {
 		t.Errorf("one shard alone: warnings %v, want shard_alone", ws)
 	}
-	_ = analyze.ShardStartMargin
 }

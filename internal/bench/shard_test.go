@@ -97,7 +97,7 @@ func TestClockOffsetFromDateHeaders(t *testing.T) {
 // shardedSweep runs the same load as one process, or as n shards through
 // a barrier, against one simulator (profile seed, its jitter seeded
 // simSeed) in virtual time, and returns the run: the shards' files merged.
-func shardedSweep(t *testing.T, simSeed uint64, n int, load func(seed int64) Load) *analyze.Run {
+func shardedSweep(t *testing.T, simSeed uint64, n int, load func(seed int64) Load, shard ...func(*Shard)) *analyze.Run {
 	t.Helper()
 	dir := t.TempDir()
 	var run *analyze.Run
@@ -129,6 +129,9 @@ func shardedSweep(t *testing.T, simSeed uint64, n int, load func(seed int64) Loa
 		for i := range n {
 			c := cfg(i)
 			c.Shard = &Shard{Index: i, Count: n, RunID: "t", Barrier: filepath.Join(dir, "barrier"), Lead: 300 * time.Millisecond}
+			for _, f := range shard {
+				f(c.Shard)
+			}
 			paths = append(paths, c.Out)
 			wg.Go(func() { _, errs[i] = Sweep(context.Background(), c, env) })
 		}
@@ -250,5 +253,32 @@ func TestBarrierNamesMissingShards(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x", "stage-0", "shard-2")); err != nil {
 		t.Error(err)
+	}
+}
+
+// With --start-at and no barrier, a one-stage run's shards begin its
+// measured requests at that time, on the server's clock.
+func TestShardsStartAt(t *testing.T) {
+	var startAt time.Time
+	run := shardedSweep(t, 1, 3, func(int64) Load {
+		l := DefaultLoad([]int{6})
+		l.Requests = 24
+		return l
+	}, func(s *Shard) {
+		if startAt.IsZero() {
+			startAt = time.Now().Add(20 * time.Second) // virtual: the bubble's clock
+		}
+		s.Barrier, s.StartAt, s.RunID = "", startAt, DefaultRunID(startAt)
+	})
+	if run.Sharding == nil || run.Sharding.RunID != DefaultRunID(startAt) || len(run.Sharding.Rows) != 3 {
+		t.Fatalf("%+v", run.Sharding)
+	}
+	for _, r := range run.Sharding.Rows {
+		if r.StartLateMs == nil || *r.StartLateMs < 0 || *r.StartLateMs > 5 || r.Requests != 8 {
+			t.Errorf("shard %d: started %v ms after --start-at, %d requests; want 0 to 5 ms, 8", r.Shard, r.StartLateMs, r.Requests)
+		}
+	}
+	if s := run.Stages[0]; s.Requests != 24 || s.Concurrency != 6 {
+		t.Errorf("merged C=%d, %d requests; want C=6, 24", s.Concurrency, s.Requests)
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -323,8 +324,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	if bar != nil {
 		r.Shard, r.Shards = cfg.Shard.Index, cfg.Shard.Count
 		r.Gate = func(ctx context.Context, p runner.Plan) error {
-			barErr = bar.gate(ctx, p.Index, clock, file, w)
-			return barErr
+			err := bar.gate(ctx, p.Index, clock, file, w)
+			if ctx.Err() == nil {
+				barErr = err // an interrupt is no barrier's failure
+			}
+			return err
 		}
 	}
 	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
@@ -363,7 +367,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		if bar != nil && shares[p.Index].Idle {
 			fmt.Fprintf(progress, "%s: %s has no share of this stage: it only takes part in its start\n", label, cfg.Shard.label())
-			barErr = bar.gate(ctx, p.Index, clock, file, w)
+			if err := bar.gate(ctx, p.Index, clock, file, w); ctx.Err() == nil {
+				barErr = err
+			}
 			return
 		}
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
@@ -392,7 +398,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 				names: names, progress: progress, label: label, done: env.sliceDone()})
 			each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
 		}
-		if err := r.Each(ctx, p, each); err != nil && barErr == nil {
+		if err := r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
 			gone = fmt.Errorf("%s: %w", label, err)
 		}
 		show.end()

@@ -70,7 +70,8 @@ the same run id) are merged into one run, with a table of the shards.`,
 	"compare": {
 		usage: "compare A B... [flags] | compare A --baseline NAME [flags]",
 		summary: `A/B: each run against the first, per shared level, with significance; or one run
-against a published baseline, per GPU, with a fairness list.`,
+against a published baseline, per GPU, with a fairness list. The files of one sharded run
+(--shard I/N) are one run, merged.`,
 		examples: `  tokperf compare before.jsonl after.jsonl
   tokperf compare mine.jsonl --baseline catid-qwen3.5-4gpu --gpus 8 --claim 3x`,
 	},

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tokperf/tokperf/internal/bench"
 )
@@ -22,12 +25,12 @@ func (f *shardFlags) register(fs *flagSet) {
 	fs.StringVar(&f.startAt, "start-at", "", "start the first stage's measured requests at this time (RFC 3339, e.g. 2026-12-01T17:00:00Z), on the server's clock as its Date header tells")
 	fs.StringVar(&f.barrier, "barrier", "", "a directory every shard shares (a ReadWriteMany volume): each stage starts once all N shards are there")
 	fs.DurationVar(&f.barrierTimeout, "barrier-timeout", bench.DefaultBarrierTimeout, "how long a shard waits for the others at a stage's barrier")
-	fs.StringVar(&f.runID, "run-id", "", "the run's name in every shard's header and in the barrier directory (default: from --start-at)")
+	fs.StringVar(&f.runID, "run-id", "", "the run's name in every shard's header and in the barrier directory (default: from --start-at, or with --barrier a hash of the flags the shards share)")
 	fs.StringVar(&f.clockURL, "clock-url", "", "read the clock offset from this URL's HTTP Date header instead of the server's /v1/models")
 }
 
 // config is the shard of the flags, nil when --shard is not given.
-func (f *shardFlags) config() (*bench.Shard, error) {
+func (f *shardFlags) config(fs *flagSet) (*bench.Shard, error) {
 	if f.shard == "" {
 		if f.startAt != "" || f.barrier != "" || f.runID != "" || f.clockURL != "" {
 			return nil, usagef("--start-at, --barrier, --run-id and --clock-url are for a shard: give --shard I/N")
@@ -49,9 +52,12 @@ func (f *shardFlags) config() (*bench.Shard, error) {
 	if s.RunID == "" {
 		s.RunID = bench.DefaultRunID(s.StartAt)
 	}
+	if s.RunID == "" && s.Barrier != "" {
+		s.RunID = flagsID(fs)
+	}
 	switch {
 	case s.RunID == "":
-		return nil, usagef("--shard: give --run-id NAME (or --start-at, from which one is derived) so the shards of one run agree on it")
+		return nil, usagef("--shard: give --run-id NAME (or --start-at or --barrier, from which one is derived) so the shards of one run agree on it")
 	case strings.ContainsAny(s.RunID, `/\`) || s.RunID == "." || s.RunID == "..":
 		return nil, usagef("--run-id %q: a name, not a path", s.RunID)
 	case f.barrierTimeout <= 0:
@@ -60,6 +66,21 @@ func (f *shardFlags) config() (*bench.Shard, error) {
 		return nil, usagef("--shard %s: give --start-at TIME or --barrier DIR so the shards start together", f.shard)
 	}
 	return s, nil
+}
+
+// notInRunID are the flags that may differ between the shards of one run.
+var notInRunID = map[string]bool{"shard": true, "out": true, "quiet": true, "format": true, "percentiles": true, "debug-addr": true, "clock-url": true, "barrier-timeout": true}
+
+// flagsID is a run id from the flags the shards of one run share: a hash
+// of their values, so shards given the same command line agree.
+func flagsID(fs *flagSet) string {
+	h := sha256.New()
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if !notInRunID[fl.Name] {
+			fmt.Fprintf(h, "%s=%s\n", fl.Name, fl.Value.String())
+		}
+	})
+	return fmt.Sprintf("flags-%x", h.Sum(nil)[:6])
 }
 
 // parseShard reads I/N with 0 <= I < N.

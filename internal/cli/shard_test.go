@@ -24,7 +24,7 @@ import (
 func TestShardsThroughStdout(t *testing.T) {
 	dir := t.TempDir()
 	var outs, errs [2]bytes.Buffer
-	var codes [2]int
+	var errsOf [2]error
 	synctest.Test(t, func(t *testing.T) {
 		n := memnet.New()
 		p, err := sim.LoadProfile("tiny")
@@ -42,17 +42,19 @@ func TestShardsThroughStdout(t *testing.T) {
 			}
 			e := &env{stdin: strings.NewReader(""), stdout: &outs[i], stderr: &errs[i],
 				bench: bench.Env{Getenv: func(string) string { return "" }, Dial: n.Dial, Listen: func(string) (net.Listener, error) { return n, nil }}}
-			args := []string{"sweep", "--url", "http://127.0.0.1:8000", "-c", "3,5", "--requests", "30", "--output-tokens", "20", "--quiet",
+			args := []string{"--url", "http://127.0.0.1:8000", "-c", "3,5", "--requests", "30", "--output-tokens", "20", "--quiet",
 				"--shard", []string{"0/2", "1/2"}[i], "--barrier", filepath.Join(dir, "barrier"), "--run-id", "job-7", "-o", out}
-			wg.Go(func() { codes[i] = run(context.Background(), args, e) })
+			// loadCmd, not run: run sets the version, a global, and two
+			// processes are two goroutines here.
+			wg.Go(func() { errsOf[i] = loadCmd(context.Background(), "sweep", args, e) })
 		}
 		wg.Wait()
 		stop()
 		<-done
 	})
-	for i, c := range codes {
-		if c != 0 {
-			t.Fatalf("shard %d: exit %d\n%s", i, c, errs[i].String())
+	for i, err := range errsOf {
+		if err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, errs[i].String())
 		}
 	}
 	for k, line := range strings.Split(strings.TrimSuffix(outs[1].String(), "\n"), "\n") {
@@ -121,7 +123,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--shard", "4/4", "--run-id", "x", "--start-at", "2026-12-01T17:00:00Z"}, "I must be from 0 to 3"},
 		{[]string{"--shard", "1", "--run-id", "x"}, "want I/N"},
 		{[]string{"--shard", "0/2", "--start-at", "5pm"}, "want an RFC 3339 time"},
-		{[]string{"--shard", "0/2", "--barrier", "/tmp/b"}, "give --run-id"},
+		{[]string{"--shard", "0/2"}, "give --run-id"},
 		{[]string{"--shard", "0/2", "--run-id", "x"}, "give --start-at TIME or --barrier DIR"},
 		{[]string{"--shard", "0/2", "--run-id", "../x", "--barrier", "/tmp/b"}, "a name, not a path"},
 		{[]string{"--barrier", "/tmp/b"}, "give --shard I/N"},
@@ -135,5 +137,29 @@ func TestShardFlagErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want an error containing %q", code, stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// With --barrier and no --run-id, shards given the same flags (but their
+// --shard and -o) agree on a run id; another load is another run.
+func TestShardRunIDFromFlags(t *testing.T) {
+	id := func(args ...string) string {
+		fs := newFlags("sweep")
+		var f loadFlags
+		f.register(fs, "sweep")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		s, err := f.shard.config(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.RunID
+	}
+	a := id("--url", "http://x:8000", "-c", "8,16", "--barrier", "/b", "--shard", "0/2", "-o", "a.jsonl")
+	b := id("--shard", "1/2", "--url", "http://x:8000", "-c", "8,16", "--barrier", "/b", "-o", "-", "--quiet")
+	c := id("--url", "http://x:8000", "-c", "8,32", "--barrier", "/b", "--shard", "0/2")
+	if a != b || a == c || !strings.HasPrefix(a, "flags-") {
+		t.Errorf("run ids %q, %q (same load), %q (another): want the first two equal, the third not", a, b, c)
 	}
 }

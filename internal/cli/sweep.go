@@ -21,7 +21,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
-	shard, e, err := f.sharding(e) // and the run's seed
+	shard, e, err := f.sharding(fs, e) // and the run's seed
 	if err != nil {
 		return err
 	}
@@ -73,8 +73,8 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 
 // sharding is the run's shard (nil: none) and the env to report in (with
 // -o - the result file alone goes to stdout); it sets the run's seed.
-func (f *loadFlags) sharding(e *env) (*bench.Shard, *env, error) {
-	shard, err := f.shard.config()
+func (f *loadFlags) sharding(fs *flagSet, e *env) (*bench.Shard, *env, error) {
+	shard, err := f.shard.config(fs)
 	if err != nil {
 		return nil, nil, err
 	}
