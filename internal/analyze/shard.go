@@ -75,12 +75,12 @@ const ShardStartMargin = 100 * time.Millisecond
 // machine that far off is not synchronised (NTP) and an estimate may err.
 const ShardClockLimit = 100 * time.Millisecond
 
-// MergeShards attaches to run, merged from the shards' files, each shard's
+// AddShards attaches to run, merged from the shards' files, each shard's
 // table and the warnings that name a shard: one that began a stage late,
 // one whose clock is far off the server's, and each shard's own
 // client_lag warnings. facts and runs are by shard index: runs[i] is shard
 // i's file folded on its own.
-func MergeShards(run *Run, facts []ShardFacts, runs []*Run) {
+func (run *Run) AddShards(facts []ShardFacts, runs []*Run) {
 	sh := &Sharding{Count: len(facts)}
 	if len(facts) > 0 {
 		sh.RunID = facts[0].Shard.RunID
@@ -109,7 +109,7 @@ func MergeShards(run *Run, facts []ShardFacts, runs []*Run) {
 			if late, ok := f.Late[st.Index]; ok {
 				v := record.Ms(late)
 				row.StartLateMs = &v
-				if late > ShardStartMargin {
+				if late > ShardStartMargin && !row.Idle {
 					run.Warnings = append(run.Warnings, Warning{Stage: Label(st.Stage), Check: "shard_late_start", Text: fmt.Sprintf(
 						"shard %d/%d (%s) began its measured requests %.0f ms after the planned start (more than %.0f ms): the shards did not load the server together at first; its start, its machine's load or its clock is to blame",
 						i, len(facts), hostOr(f), v, record.Ms(ShardStartMargin))})

@@ -83,12 +83,10 @@ func shardOf(path string) (*record.Shard, error) {
 	return r.Header().Setup.Shard, nil
 }
 
-// shardFile is one shard's file as read: its header, its own fold and
-// where its clock puts it.
+// shardFile is one shard's file and its header.
 type shardFile struct {
 	path   string
 	header *results.Header
-	starts []results.StageStart
 }
 
 // MaxShards is the most shards a run may have.
@@ -103,11 +101,11 @@ const MaxShards = 100_000
 func MergeShards(ctx context.Context, paths []string, samples bool) (*analyze.Run, error) {
 	files := make([]*shardFile, len(paths))
 	for i, p := range paths {
-		h, starts, err := shardHeader(p)
+		h, err := shardHeader(p)
 		if err != nil {
 			return nil, err
 		}
-		files[i] = &shardFile{path: p, header: h, starts: starts}
+		files[i] = &shardFile{path: p, header: h}
 	}
 	files, err := orderShards(files)
 	if err != nil {
@@ -179,7 +177,7 @@ func MergeShards(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 		}
 		runs = append(runs, own.Run())
 		late := map[int]time.Duration{}
-		for _, s := range f.starts {
+		for _, s := range r.StageStarts() {
 			began := time.Unix(0, f.header.StartUnixNs).Add(time.Duration(s.AtNs)).Add(sh.Clock.Offset())
 			late[s.Stage] = began.Sub(time.Unix(0, s.PlannedUnixNs))
 		}
@@ -187,23 +185,25 @@ func MergeShards(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 	}
 	fold.Integrity(truncated, ended, interrupted)
 	run := fold.Run()
-	analyze.MergeShards(run, facts, runs)
+	run.AddShards(facts, runs)
 	return run, nil
 }
 
-// shardHeader is a shard file's header and stage starts.
-func shardHeader(path string) (*results.Header, []results.StageStart, error) {
+// shardHeader is a shard file's header.
+func shardHeader(path string) (*results.Header, error) {
 	r, f, err := results.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	for r.Next() {
+	r.Next()
+	if r.Header() == nil {
+		return nil, r.Err()
 	}
-	if err := r.Err(); err != nil {
-		return nil, nil, err
+	if r.Header().Setup.Shard == nil {
+		return nil, fmt.Errorf("%s: not a shard's file (its header has no shard)", path)
 	}
-	return r.Header(), r.StageStarts(), nil
+	return r.Header(), nil
 }
 
 // orderShards puts the files of one run in shard order, or says which

@@ -27,7 +27,7 @@ func TestShardsGolden(t *testing.T) {
 		}
 		runs = append(runs, own)
 	}
-	analyze.MergeShards(merged, facts, runs)
+	merged.AddShards(facts, runs)
 	for _, format := range []string{"text", "markdown", "html"} {
 		t.Run(format, func(t *testing.T) {
 			var b bytes.Buffer
