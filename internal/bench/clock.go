@@ -98,6 +98,8 @@ func clockOffset(ctx context.Context, client *http.Client, url string) record.Cl
 		}
 	}
 	best(lo, hi, second)
+	var mids []time.Time // the fine edges, a second apart on a true clock
+	var halves []time.Duration
 	for range ClockEdges {
 		// The next edge is a second after this one on the local clock too;
 		// start a little before its earliest.
@@ -110,9 +112,19 @@ func clockOffset(ctx context.Context, client *http.Client, url string) record.Cl
 			break // the coarse estimate stands
 		}
 		best(l, h, s)
+		mids, halves = append(mids, l.Add(h.Sub(l)/2)), append(halves, h.Sub(l)/2)
 		lo = l
 	}
 	out.Probes = probes
+	if len(mids) == 2 {
+		// A server that stamps each answer with its clock turns its Date
+		// a second after the last turn; one that refreshes a cached Date
+		// on a timer of its own (uvicorn: vLLM, SGLang) turns it when the
+		// timer fires, up to a second late and drifting.
+		if d := mids[1].Sub(mids[0]) - time.Second; d > halves[0]+halves[1]+2*time.Millisecond || d < -halves[0]-halves[1]-2*time.Millisecond {
+			out.Warning = fmt.Sprintf("the Date header turned %+.1f ms off a second after its last turn: the server refreshes it on a timer, so this estimate may be off by up to a second and drift between shards; give --clock-url a server that stamps each answer (a Go or nginx server, the Kubernetes API)", float64(d)/1e6)
+		}
+	}
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"time"
 
@@ -161,7 +162,7 @@ func (s *Shard) check(cfg *SweepConfig) error {
 		return configErr("--shard does not mix with --until-saturated: each shard would choose its next level from its own share")
 	case cfg.Load.Slice > 0:
 		return configErr("--shard does not mix with --slice: a slice's figures are not merged across shards")
-	case s.Barrier == "" && len(cfg.Load.Plans()) > 1:
+	case s.Barrier == "" && len(cfg.Load.Plans()) > 1 && s.Count > 1:
 		return configErr("--shard with %d stages needs --barrier DIR: a stage's length is not known ahead, so only a barrier starts each stage together", len(cfg.Load.Plans()))
 	case s.Barrier == "" && s.StartAt.IsZero() && s.Count > 1:
 		return configErr("--shard needs --start-at TIME or --barrier DIR so the shards start together")
@@ -185,15 +186,25 @@ func (s *Shard) plans(all []runner.Plan) ([]runner.Plan, []record.ShardStage) {
 // start estimates the clock offset against the server (or ClockURL) and
 // returns the header's record of the shard and its barrier.
 func (s *Shard) start(ctx context.Context, sess *Session, shares []record.ShardStage, progress io.Writer) (*record.Shard, *barrier) {
-	url := s.ClockURL
+	url, client := s.ClockURL, sess.client
 	if url == "" {
 		url = sess.base + "/v1/models"
+	} else {
+		// Another server: none of the target's headers (credentials) go
+		// to it; https is verified as the target's is.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig, tr.Proxy = sess.tls, nil
+		client = &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		defer tr.CloseIdleConnections()
 	}
-	off := clockOffset(ctx, sess.client, url)
+	off := clockOffset(ctx, client, url)
 	if off.Method == "none" {
 		fmt.Fprintf(progress, "%s: no clock offset from %s (%s): this machine's clock is taken as the server's\n", s.label(), backend.Redact(url), off.Error)
 	} else {
 		fmt.Fprintf(progress, "%s: clock %+.1f ms off the server's (±%.1f ms, from the Date header of %s)\n", s.label(), record.Ms(off.Offset()), float64(off.UncertaintyNs)/1e6, backend.Redact(url))
+	}
+	if off.Warning != "" {
+		fmt.Fprintf(progress, "%s: warning: %s\n", s.label(), off.Warning)
 	}
 	off.URL = backend.Redact(off.URL)
 	rec := &record.Shard{Index: s.Index, Count: s.Count, RunID: s.RunID, Barrier: s.Barrier, Stages: shares, Clock: off}

@@ -26,7 +26,7 @@ func (f *shardFlags) register(fs *flagSet) {
 	fs.StringVar(&f.barrier, "barrier", "", "a directory every shard shares (a ReadWriteMany volume): each stage starts once all N shards are there")
 	fs.DurationVar(&f.barrierTimeout, "barrier-timeout", bench.DefaultBarrierTimeout, "how long a shard waits for the others at a stage's barrier")
 	fs.StringVar(&f.runID, "run-id", "", "the run's name in every shard's header and in the barrier directory (default: from --start-at, or with --barrier a hash of the flags the shards share)")
-	fs.StringVar(&f.clockURL, "clock-url", "", "read the clock offset from this URL's HTTP Date header instead of the server's /v1/models")
+	fs.StringVar(&f.clockURL, "clock-url", "", "read the clock offset from the HTTP Date header of this URL (a server that stamps each answer: Go, nginx) instead of the target's /v1/models")
 }
 
 // config is the shard of the flags, nil when --shard is not given.
