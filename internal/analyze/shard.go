@@ -93,9 +93,6 @@ func (run *Run) AddShards(facts []ShardFacts, runs []*Run) {
 				"shard %d/%d (%s): its clock is %+.0f ms off the server's (±%.1f ms, %s): its times were placed on the server's clock by that estimate; synchronise the load machines' clocks (NTP)",
 				i, len(facts), hostOr(f), record.Ms(off), float64(c.UncertaintyNs)/1e6, c.Method)})
 		}
-		if c.Warning != "" {
-			run.Warnings = append(run.Warnings, Warning{Check: "shard_clock", Text: fmt.Sprintf("shard %d/%d (%s): %s", i, len(facts), hostOr(f), c.Warning)})
-		}
 		if c.Method == "none" {
 			run.Warnings = append(run.Warnings, Warning{Check: "shard_clock", Text: fmt.Sprintf(
 				"shard %d/%d (%s): no clock offset could be estimated (%s): its clock was taken as the server's, so its times are only as good as its clock's synchronisation", i, len(facts), hostOr(f), c.Error)})

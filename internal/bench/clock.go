@@ -121,8 +121,10 @@ func clockOffset(ctx context.Context, client *http.Client, url string) record.Cl
 		// a second after the last turn; one that refreshes a cached Date
 		// on a timer of its own (uvicorn: vLLM, SGLang) turns it when the
 		// timer fires, up to a second late and drifting.
+		// Such an estimate may be a second off, and drift between
+		// shards: this machine's clock (NTP's) is the better guess.
 		if d := mids[1].Sub(mids[0]) - time.Second; d > halves[0]+halves[1]+2*time.Millisecond || d < -halves[0]-halves[1]-2*time.Millisecond {
-			out.Warning = fmt.Sprintf("the Date header turned %+.1f ms off a second after its last turn: the server refreshes it on a timer, so this estimate may be off by up to a second and drift between shards; give --clock-url a server that stamps each answer (a Go or nginx server, the Kubernetes API)", float64(d)/1e6)
+			return fail(fmt.Errorf("its Date turned %+.1f ms off a second after its last turn: the server refreshes it on a timer (uvicorn: vLLM, SGLang), so the estimate (%+.1f ms) may be a second off and is not used; give --clock-url a server that stamps each answer (Go, nginx)", float64(d)/1e6, float64(out.OffsetNs)/1e6))
 		}
 	}
 	return out

@@ -203,9 +203,6 @@ func (s *Shard) start(ctx context.Context, sess *Session, shares []record.ShardS
 	} else {
 		fmt.Fprintf(progress, "%s: clock %+.1f ms off the server's (±%.1f ms, from the Date header of %s)\n", s.label(), record.Ms(off.Offset()), float64(off.UncertaintyNs)/1e6, backend.Redact(url))
 	}
-	if off.Warning != "" {
-		fmt.Fprintf(progress, "%s: warning: %s\n", s.label(), off.Warning)
-	}
 	off.URL = backend.Redact(off.URL)
 	rec := &record.Shard{Index: s.Index, Count: s.Count, RunID: s.RunID, Barrier: s.Barrier, Stages: shares, Clock: off}
 	if !s.StartAt.IsZero() {

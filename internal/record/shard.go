@@ -55,9 +55,6 @@ type ClockOffset struct {
 	UncertaintyNs int64  `json:"uncertainty_ns"`
 	Probes        int    `json:"probes,omitempty"`
 	Error         string `json:"error,omitempty"`
-	// Warning says the estimate is doubtful: the server's Date did not
-	// turn once a second (it refreshes a cached one on a timer).
-	Warning string `json:"warning,omitempty"`
 }
 
 // Offset is the estimate as a duration.
