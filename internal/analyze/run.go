@@ -48,6 +48,9 @@ type Run struct {
 	// Repeats are each level's figures across its repeats (--repeat);
 	// absent when each level ran once.
 	Repeats []Repeats `json:"repeats,omitempty"`
+	// Sharding is set when the run was merged from its shards' files
+	// (--shard I/N): each shard's part, clock and lateness.
+	Sharding *Sharding `json:"sharding,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.

@@ -413,14 +413,22 @@ func FirstGeneration(ctx context.Context, b *backend.Backend, timeout time.Durat
 
 // create opens the result file (default under ./tokperf-results/) with a
 // header for setup, on a clock the caller started.
-func create(out, command string, setup record.Setup, clock record.Clock) (string, *results.Writer, error) {
+func create(out, command string, setup record.Setup, clock record.Clock, stdout ...io.Writer) (string, *results.Writer, error) {
 	if out == "" {
 		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+command+".jsonl")
 	}
-	w, err := results.Create(out, results.Header{
+	h := results.Header{
 		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
 		Setup: setup, Machine: machine(),
-	})
+	}
+	if out == "-" {
+		if len(stdout) == 0 || stdout[0] == nil {
+			return "", nil, configErr("-o -: no standard output to write the results to")
+		}
+		w, err := results.NewWriter(stdout[0], "stdout", h)
+		return out, w, err
+	}
+	w, err := results.Create(out, h)
 	return out, w, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -45,6 +46,69 @@ func FuzzReportPath(f *testing.F) {
 			for _, format := range report.Formats() {
 				if err := report.Render(&bytes.Buffer{}, format, c); err != nil {
 					t.Fatalf("compare %s: %v", format, err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzBarrierFiles: whatever a barrier file holds, reading it never
+// panics; one that reads has the fields a shard relies on in range, and
+// an error names the file.
+func FuzzBarrierFiles(f *testing.F) {
+	f.Add([]byte(`{"run_id":"job1","shard":2,"shards":4,"host":"node-2","at_unix_ns":1796144400000000000}`))
+	f.Add([]byte(`{"run_id":"job1","shards":4,"stage":0,"start_unix_ns":1796144402000000000,"written_unix_ns":1796144400000000000}`))
+	f.Add([]byte(`{"run_id":"job1","shard":4,"shards":4,"at_unix_ns":1}`))
+	f.Add([]byte(`{"run_id":"job1","shard":0,"shards":1,"at_unix_ns":1}{}`))
+	f.Add([]byte("\x00"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if s, err := parseBarrierShard("DIR/shard-0", in); err == nil {
+			if s.RunID == "" || s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards || s.AtUnixNs <= 0 {
+				t.Errorf("read %+v", s)
+			}
+		} else if !strings.HasPrefix(err.Error(), "DIR/shard-0: ") {
+			t.Errorf("error %q does not name the file", err)
+		}
+		if s, err := parseBarrierStart("DIR/start", in); err == nil {
+			if s.RunID == "" || s.Shards < 1 || s.Stage < 0 || s.StartUnixNs <= 0 || s.WrittenUnixNs <= 0 {
+				t.Errorf("read %+v", s)
+			}
+		} else if !strings.HasPrefix(err.Error(), "DIR/start: ") {
+			t.Errorf("error %q does not name the file", err)
+		}
+	})
+}
+
+// FuzzMergeShards: whatever the second shard's file of a run holds, the
+// merge never panics, and a merged run renders in every format.
+func FuzzMergeShards(f *testing.F) {
+	dir := f.TempDir()
+	first := `{"type":"header","format":"tokperf-results/1","start_unix_ns":1000000000,"setup":{"load":{"concurrency":[2]},"shard":{"index":0,"count":2,"run_id":"r","stages":[{"stage":0,"concurrency":2,"requests":0,"warmup":0,"my_concurrency":1,"my_requests":0,"my_warmup":0}],"clock":{"method":"http-date","offset_ns":0,"uncertainty_ns":1000}}}}
+{"type":"stage","stage":0,"planned_unix_ns":1000000000,"at_ns":5}
+{"type":"request","id":0,"stage":0,"concurrency":1,"status":"ok","output_tokens":2,"chunks":[[5,1],[9,1]],"sent_ns":1,"first_token_ns":5,"last_token_ns":9,"done_ns":9}
+{"type":"end","requests":1}
+`
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(first), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	second := strings.NewReplacer(`"index":0`, `"index":1`, `"offset_ns":0`, `"offset_ns":-3000000`, `"id":0`, `"id":1`).Replace(first)
+	f.Add([]byte(second))
+	f.Add([]byte(first))
+	f.Add([]byte(strings.Replace(second, `"count":2`, `"count":9999999999`, 1)))
+	f.Add([]byte(strings.Replace(second, `"index":1`, `"index":-1`, 1)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		b := filepath.Join(dir, "b.jsonl")
+		if err := os.WriteFile(b, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := ReadRuns(context.Background(), []string{filepath.Join(dir, "a.jsonl"), b}, true)
+		if err != nil {
+			return
+		}
+		for _, run := range runs {
+			for _, format := range report.Formats() {
+				if err := report.Render(&bytes.Buffer{}, format, run); err != nil {
+					t.Fatalf("%s: %v", format, err)
 				}
 			}
 		}

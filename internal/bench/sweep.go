@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -192,7 +194,12 @@ type SweepConfig struct {
 	ServerPrompts func(workload.Tokenizer) (*workload.Workload, error)
 	Load          Load
 	SLO           record.SLO
-	Out           string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl
+	Out           string // result file; empty: ./tokperf-results/TIMESTAMP-COMMAND.jsonl; "-": Stdout
+	// Stdout is where Out "-" writes the result file (kubectl logs).
+	Stdout io.Writer
+	// Shard, when set, makes this process one shard of a run split
+	// across processes: its share of each stage, started together.
+	Shard *Shard
 }
 
 // Sweep runs every stage of the load against the target, writes each
@@ -203,6 +210,13 @@ type SweepConfig struct {
 // error wrapping runner.ErrServerGone.
 func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error) {
 	plans := cfg.Load.Plans()
+	var shares []record.ShardStage
+	if s := cfg.Shard; s != nil {
+		if err := s.check(&cfg); err != nil {
+			return nil, err
+		}
+		plans, shares = s.plans(plans)
+	}
 	maxConns := 1
 	for _, p := range plans {
 		maxConns = max(maxConns, p.Concurrency, int(p.Rate*4))
@@ -295,7 +309,11 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		setup.GPUMetrics = sess.gpuMetrics()
 	}
-	out, w, err := create(cfg.Out, cfg.Command, setup, clock)
+	var bar *barrier
+	if cfg.Shard != nil {
+		setup.Shard, bar = cfg.Shard.start(ctx, sess, shares, env.progress())
+	}
+	out, w, err := create(cfg.Out, cfg.Command, setup, clock, cfg.Stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -303,6 +321,17 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	fold := analyze.NewFold(setup, out)
 	feed := newTwinFeed(setup)
 	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
+	var barErr error // a shard's barrier failed: the run stops
+	if bar != nil {
+		r.Shard, r.Shards = cfg.Shard.Index, cfg.Shard.Count
+		r.Gate = func(ctx context.Context, p runner.Plan) error {
+			err := bar.gate(ctx, p.Index, clock, file, w)
+			if ctx.Err() == nil {
+				barErr = err // an interrupt is no barrier's failure
+			}
+			return err
+		}
+	}
 	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
 		r.Conversations = cfg.Prompts
 	}
@@ -337,6 +366,13 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if r.Conversations != nil {
 			what = fmt.Sprintf("%d conversations, turn by turn", p.Requests)
 		}
+		if bar != nil && shares[p.Index].Idle {
+			fmt.Fprintf(progress, "%s: %s has no share of this stage: it only takes part in its start\n", label, cfg.Shard.label())
+			if err := bar.gate(ctx, p.Index, clock, file, w); ctx.Err() == nil {
+				barErr = err
+			}
+			return
+		}
 		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
 		var watch *telemetry.Watcher
 		if scrape {
@@ -346,7 +382,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if cfg.Prompts != nil && r.Conversations == nil {
 			// Prompts are built before the stage's schedule starts, so
 			// building them never delays a request.
-			cfg.Prompts.Prepare(r.Next(), p.Warmup+p.Requests)
+			cfg.Prompts.Prepare(r.Next(), prepared(p.Warmup+p.Requests, r.Shards))
 		}
 		start := clock.Now()
 		// The stage's figures are built as requests finish; the records
@@ -363,7 +399,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 				names: names, progress: progress, label: label, done: env.sliceDone()})
 			each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
 		}
-		if err := r.Each(ctx, p, each); err != nil {
+		if err := r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
 			gone = fmt.Errorf("%s: %w", label, err)
 		}
 		show.end()
@@ -396,7 +432,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	for _, p := range plans {
 		stage(p)
-		if ctx.Err() != nil || gone != nil {
+		if ctx.Err() != nil || gone != nil || barErr != nil {
 			break
 		}
 	}
@@ -420,6 +456,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	fold.Integrity(false, true, interrupted)
 	if err := file.close(interrupted); err != nil {
 		return nil, err
+	}
+	if barErr != nil {
+		return fold.Run(), fmt.Errorf("%s stopped: %w", cfg.Shard.label(), barErr)
 	}
 	if serverTok != nil && serverTok.Err() != nil {
 		return fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", serverTok.Err())

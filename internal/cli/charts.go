@@ -40,17 +40,14 @@ func (c *chartFlags) write(e *env, render func(*env) error) error {
 
 // reportTogether folds every file and renders them as one page or image.
 func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format string, e *env) error {
-	var runs report.Runs
-	for _, path := range paths {
-		run, err := bench.ReadRun(ctx, path, false)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if err != nil {
-			return err
-		}
-		runs = append(runs, run)
+	all, err := bench.ReadRuns(ctx, paths, false) // a sharded run's files are one run
+	if ctx.Err() != nil {
+		return errInterrupted
 	}
+	if err != nil {
+		return err
+	}
+	runs := report.Runs(all)
 	var result any = runs
 	if len(runs) == 1 {
 		result = runs[0]

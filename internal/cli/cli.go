@@ -72,7 +72,10 @@ func buildCommit() string {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	bench          bench.Env
+	// results is where -o - writes a result file: the real stdout, when
+	// stdout is pointed at stderr so nothing else reaches it.
+	results io.Writer
+	bench   bench.Env
 	// listFlags makes --help print the command's flag names (for shell
 	// completion) instead of its help.
 	listFlags bool

@@ -270,6 +270,7 @@ type loadFlags struct {
 	concSet                           bool
 	percentiles                       ints
 	stab                              stabilityFlags
+	shard                             shardFlags
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -292,12 +293,19 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 		fs.group("Conversations and shared prefixes")
 		f.convFlags.register(fs)
 	}
+	if cmd == "run" || cmd == "sweep" {
+		f.shard.register(fs)
+	}
 	fs.group("SLOs (goodput counts the requests that meet every one given)")
 	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "TTFT at most this")
 	fs.DurationVar(&f.sloTPOT, "slo-tpot", 0, "TPOT at most this")
 	fs.DurationVar(&f.sloE2E, "slo-e2e", 0, "E2E latency at most this")
 	fs.group("Output")
-	fs.StringVarP(&f.out, "out", "o", "", "result file (default ./tokperf-results/TIMESTAMP-"+cmd+".jsonl)")
+	outHelp := "result file (default ./tokperf-results/TIMESTAMP-" + cmd + ".jsonl)"
+	if cmd == "run" || cmd == "sweep" {
+		outHelp = "result file (default ./tokperf-results/TIMESTAMP-" + cmd + ".jsonl; -: stdout, for kubectl logs, and the report to stderr)"
+	}
+	fs.StringVarP(&f.out, "out", "o", "", outHelp)
 	registerFormat(fs, &f.format)
 	registerPercentiles(fs, &f.percentiles)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)

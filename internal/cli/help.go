@@ -20,7 +20,8 @@ behind each percentile and marks one with too few (p99 of fewer than 100).`,
   tokperf sweep --url http://127.0.0.1:30000 -c 1,8,32,64 # SGLang's native /generate
   tokperf sweep --url http://127.0.0.1:8000 --until-saturated --format html -o vllm.jsonl
   tokperf sweep --url http://127.0.0.1:8000 --rate 2,4,8 --slo-ttft 500ms
-  tokperf sweep --config bench.yaml --seed 7             # a saved configuration, one flag overridden`,
+  tokperf sweep --config bench.yaml --seed 7             # a saved configuration, one flag overridden
+  tokperf sweep --url http://vllm:8000 -c 64,256 --shard 0/4 --barrier /shared --run-id job1 -o -`,
 	},
 	"run": {
 		usage:   "run [flags]",
@@ -28,7 +29,8 @@ behind each percentile and marks one with too few (p99 of fewer than 100).`,
 		examples: `  tokperf run --url http://127.0.0.1:8000 -c 8 --requests 400
   tokperf run --url http://127.0.0.1:8000 --rate 5 --duration 2m --arrival poisson
   tokperf run --url http://127.0.0.1:8000 --endpoint chat --header 'X-Tenant: bench' \
-      --extra-body '{"chat_template_kwargs":{"enable_thinking":false}}'`,
+      --extra-body '{"chat_template_kwargs":{"enable_thinking":false}}'
+  tokperf run --url http://vllm:8000 -c 1000 --shard 1/2 --start-at 2026-12-01T17:00:00Z -o shard-1.jsonl`,
 	},
 	"soak": {
 		usage: "soak [flags]",
@@ -59,14 +61,17 @@ stop it, and compare the ones that passed.`,
 		examples: `  tokperf experiment examples/mtp-ab.yaml`,
 	},
 	"report": {
-		usage:    "report FILE... [flags]",
-		summary:  `Re-render saved result files in any format.`,
-		examples: `  tokperf report tokperf-results/20261201-101500-sweep.jsonl --format markdown`,
+		usage: "report FILE... [flags]",
+		summary: `Re-render saved result files in any format. The files of one sharded run (--shard I/N,
+the same run id) are merged into one run, with a table of the shards.`,
+		examples: `  tokperf report tokperf-results/20261201-101500-sweep.jsonl --format markdown
+  tokperf report shard-0.jsonl shard-1.jsonl shard-2.jsonl shard-3.jsonl   # one merged run`,
 	},
 	"compare": {
 		usage: "compare A B... [flags] | compare A --baseline NAME [flags]",
 		summary: `A/B: each run against the first, per shared level, with significance; or one run
-against a published baseline, per GPU, with a fairness list.`,
+against a published baseline, per GPU, with a fairness list. The files of one sharded run
+(--shard I/N) are one run, merged.`,
 		examples: `  tokperf compare before.jsonl after.jsonl
   tokperf compare mine.jsonl --baseline catid-qwen3.5-4gpu --gpus 8 --claim 3x`,
 	},

@@ -110,13 +110,8 @@ func containerArgs(t *testing.T, manifest, index string) []string {
 }
 
 // What each shard runs parses as the tokperf run or sweep it is, with the
-// shard flags of issue 20 (--shard, --run-id, --start-at, --barrier, -o -).
-// It depends on those flags: until the sharding branch is merged, run has
-// no --shard and the test skips.
+// shard flags (--shard, --run-id, --start-at, --barrier, -o -).
 func TestK8sShardArgsParse(t *testing.T) {
-	if flags, _, _ := runCLI(t, "__flags", "run"); !strings.Contains(" "+flags+" ", " --shard ") {
-		t.Skip("run has no --shard yet: the sharding flags (issue 20, item 1) are not merged")
-	}
 	for _, tc := range [][]string{
 		{"--pvc", "results", "--", "sweep", "--url", "http://vllm:8000", "-c", "64,256", "--header", "X-A: $(HOME)"},
 		{"--logs", "--start-in", "3m", "--", "run", "--url", "http://vllm:8000", "--rate", "40", "--duration", "1m"},

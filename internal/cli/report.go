@@ -42,18 +42,19 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 
 // reportEach renders each file in turn, its table with percentiles ps.
 func reportEach(ctx context.Context, paths []string, format string, ps []float64, e *env) error {
-	for i, path := range paths {
+	// Records are folded into their stage's figures as they are read, so
+	// a file of a million requests is never held in memory; the files of
+	// one sharded run are merged into one run.
+	runs, err := bench.ReadRuns(ctx, paths, false)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	for i, run := range runs {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)
-		}
-		// Records are folded into their stage's figures as they are read,
-		// so a file of a million requests is never held in memory.
-		run, err := bench.ReadRun(ctx, path, false)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if err != nil {
-			return err
 		}
 		run.Percentiles = ps
 		if format != "text" {
@@ -69,7 +70,7 @@ func reportEach(ctx context.Context, paths []string, format string, ps []float64
 }
 
 // compareBaseline is tokperf compare FILE --baseline NAME.
-func compareBaseline(ctx context.Context, path, name, file string, gpus int, gpu, claim, format string, e *env) error {
+func compareBaseline(ctx context.Context, paths []string, name, file string, gpus int, gpu, claim, format string, e *env) error {
 	all, err := loadBaselines(file)
 	if err != nil {
 		return err
@@ -78,14 +79,17 @@ func compareBaseline(ctx context.Context, path, name, file string, gpus int, gpu
 	if b == nil {
 		return usagef("no baseline %q (tokperf baselines lists them)", name)
 	}
-	run, err := bench.ReadRun(ctx, path, false)
+	runs, err := bench.ReadRuns(ctx, paths, false) // one run, or one sharded run's files
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	if err != nil {
 		return err
 	}
-	res, err := analyze.AgainstBaselineRun(run, b, gpus, gpu, claim)
+	if len(runs) != 1 {
+		return usagef("with --baseline, give one run: one result file, or the files of one sharded run")
+	}
+	res, err := analyze.AgainstBaselineRun(runs[0], b, gpus, gpu, claim)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -110,24 +114,23 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if *name != "" {
-		if len(pos) != 1 {
+		if len(pos) == 0 {
 			return usagef("with --baseline, give one result file")
 		}
-		return compareBaseline(ctx, pos[0], *name, *file, *gpus, *gpu, *claim, format, e)
+		return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e)
 	}
 	if len(pos) < 2 {
 		return usagef("give two or more result files to compare, or one with --baseline NAME")
 	}
-	var runs []*analyze.Run
-	for _, p := range pos {
-		r, err := bench.ReadRun(ctx, p, true)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
+	runs, err := bench.ReadRuns(ctx, pos, true) // a sharded run's files are one run
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	if len(runs) < 2 {
+		return usagef("the %d files are one run: give two or more runs to compare", len(pos))
 	}
 	res, err := analyze.Compare(runs, *gpus, *gpu)
 	if err != nil {

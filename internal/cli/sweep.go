@@ -21,14 +21,22 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
-	f.runSeed()
+	shard, e, err := f.sharding(fs, e) // and the run's seed
+	if err != nil {
+		return err
+	}
 	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
 		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
 	}
 	if cmd != "sweep" && len(f.rates) > 1 {
 		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
 	}
-	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Describe(s)) })
+	benv := e.progress(func(s record.Setup) {
+		fmt.Fprintln(e.stderr, report.Describe(s))
+		if shard != nil {
+			fmt.Fprintln(e.stderr, describeShard(shard))
+		}
+	})
 	benv.Live = liveMode(e.stderr, f.quiet)
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
@@ -44,7 +52,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: shard}, benv)
 	if run == nil {
 		return err
 	}
@@ -61,6 +69,34 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	failed, total := run.Failed()
 	return judge(failed, total, f.maxErrorRate)
+}
+
+// sharding is the run's shard (nil: none) and the env to report in (with
+// -o - the result file alone goes to stdout); it sets the run's seed.
+func (f *loadFlags) sharding(fs *flagSet, e *env) (*bench.Shard, *env, error) {
+	shard, err := f.shard.config(fs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if shard != nil && f.seed == 0 {
+		f.seed = bench.ShardSeed(shard.RunID) // the shards agree on their prompts' seed
+	}
+	if f.out == "-" {
+		if f.stab.slice > 0 {
+			return nil, nil, usagef("-o - does not mix with --slice: a sliced run reads its file back")
+		}
+		e = e.toStderr()
+	}
+	f.runSeed()
+	return shard, e, nil
+}
+
+// toStderr is e for -o -: the result file goes to stdout (e.results) and
+// nothing else does, the report included.
+func (e *env) toStderr() *env {
+	out := *e
+	out.results, out.stdout = e.stdout, e.stderr
+	return &out
 }
 
 // progress is the bench environment with progress on stderr and started

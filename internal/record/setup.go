@@ -31,6 +31,9 @@ type Setup struct {
 	Headers []string `json:"headers,omitempty"`
 	// ExtraBody is --extra-body as given: fields merged into each body.
 	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
+	// Shard, when set, says this file is one shard of a run split
+	// across processes (--shard I/N); Load is then the whole run's.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one

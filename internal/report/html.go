@@ -411,6 +411,7 @@ func (p *page) html() string {
 		}
 		fmt.Fprintf(&b, "<p>%s</p>\n", strings.ReplaceAll(text(Describe(r.Setup)), "\n", "<br>"))
 		headlineHTML(&b, r.Figures())
+		shardsHTML(&b, r)
 		b.WriteString("<p>aggregate = output tokens / stage wall time; request and decode tok/s are means over requests; TTFT = first token − sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).</p>\n")
 	}
 	for _, s := range p.sections {

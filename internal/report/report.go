@@ -465,6 +465,7 @@ func Text(w io.Writer, r *analyze.Run) {
 	for _, l := range RepeatLines(r) {
 		fmt.Fprintln(w, l)
 	}
+	Shards(w, r)
 	for _, wn := range warnings {
 		if wn.Check == "stability" {
 			continue // the slices' own verdict says it, above

@@ -81,6 +81,16 @@ func markdownReporter(result any) (Reporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := result.(*analyze.Run); ok && r.Sharding != nil {
+		first, more := markdownTable(t), markdownTable(shardTable(r))
+		return func(w io.Writer) error {
+			if err := first(w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			return more(w)
+		}, nil
+	}
 	if r, ok := result.(*analyze.Run); ok && sliced(r) {
 		more := sliceTable(r)
 		first := markdownTable(t)

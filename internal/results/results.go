@@ -40,6 +40,10 @@ type Header struct {
 	StartUnixNs int64          `json:"start_unix_ns"` // wall time of offset 0
 	Setup       record.Setup   `json:"setup"`
 	Machine     record.Machine `json:"machine"`
+	// Stdout says the file was written to standard output (-o -), where
+	// other output may come between its lines (kubectl logs holds the
+	// container's stderr too): a reader skips lines that are not JSON.
+	Stdout bool `json:"stdout,omitempty"`
 }
 
 // metricsLine is a scrape of the server's /metrics during a stage.
@@ -209,7 +213,7 @@ func (l *line) record() record.Record {
 // Writer appends records to a result file; it is safe for concurrent use.
 type Writer struct {
 	mu   sync.Mutex
-	f    *os.File
+	f    io.Closer // nil: not ours to close (stdout)
 	bw   *bufio.Writer
 	n    int
 	err  error
@@ -231,6 +235,17 @@ func Create(path string, h Header) (*Writer, error) {
 	h.Type, h.Format = "header", Format
 	if err := w.line(h); err != nil {
 		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter writes a result file to out, which it never closes (-o -:
+// stdout), named name in errors; the header says so (Header.Stdout).
+func NewWriter(out io.Writer, name string, h Header) (*Writer, error) {
+	w := &Writer{bw: bufio.NewWriterSize(out, 64<<10), Path: name}
+	h.Type, h.Format, h.Stdout = "header", Format, true
+	if err := w.line(h); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -271,8 +286,10 @@ func (w *Writer) Close(interrupted bool) error {
 	if w.err == nil {
 		w.err = w.line(End{Type: "end", Interrupted: interrupted, Requests: w.n})
 	}
-	if err := w.f.Close(); err != nil && w.err == nil {
-		w.err = err
+	if w.f != nil {
+		if err := w.f.Close(); err != nil && w.err == nil {
+			w.err = err
+		}
 	}
 	return w.err
 }
@@ -292,6 +309,12 @@ type Reader struct {
 	metrics    []record.ServerSample
 	gpu        []record.GPUSample
 	slices     []record.Slice
+	starts     []StageStart
+	// skipped counts lines that are not JSON in a file written to
+	// stdout; text is the first line before the header that is not
+	// JSON, an error unless the header says stdout.
+	skipped int
+	text    error
 }
 
 // Slices are the time slices read so far.
@@ -329,6 +352,9 @@ func (r *Reader) Next() bool {
 		if len(b) == 0 {
 			continue
 		}
+		if r.skipText(b) {
+			continue
+		}
 		var kind struct {
 			Type string `json:"type"`
 		}
@@ -361,6 +387,10 @@ func (r *Reader) Next() bool {
 			}
 			if h.Format != Format {
 				r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
+				return false
+			}
+			if r.text != nil && !h.Stdout {
+				r.err = r.text
 				return false
 			}
 			r.header, r.headerLine = &h, r.lineNo
@@ -406,6 +436,17 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			r.slices = append(r.slices, sl.Slice)
+		case "stage":
+			var st stageLine
+			if err := json.Unmarshal(b, &st); err != nil {
+				r.err = fmt.Errorf("%s line %d: stage: %v", r.name, r.lineNo, err)
+				return false
+			}
+			if st.Stage < 0 || st.AtNs < 0 {
+				r.err = fmt.Errorf("%s line %d: stage: stage %d, at_ns %d: negative", r.name, r.lineNo, st.Stage, st.AtNs)
+				return false
+			}
+			r.starts = append(r.starts, st.StageStart)
 		case "end":
 			var e End
 			json.Unmarshal(b, &e)
@@ -418,6 +459,8 @@ func (r *Reader) Next() bool {
 	if r.err == nil {
 		if err := r.sc.Err(); err != nil {
 			r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo+1, err)
+		} else if r.header == nil && r.text != nil {
+			r.err = r.text
 		} else if r.header == nil && !r.truncated {
 			r.err = fmt.Errorf("%s line 1: no header: the file is empty", r.name)
 		}

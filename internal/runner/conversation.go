@@ -21,7 +21,7 @@ func (r *Runner) takeConv() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.conv++
-	return r.conv - 1
+	return r.index(r.conv - 1)
 }
 
 // talk keeps c conversations in flight until n have started or d has

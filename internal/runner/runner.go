@@ -52,6 +52,9 @@ type Plan struct {
 	Think time.Duration
 	// Repeat is which repeat of its level this stage is (--repeat), from 0.
 	Repeat int
+	// Phase delays every open-loop arrival of a rate (not a trace's At):
+	// a shard's constant arrivals fall between the other shards'.
+	Phase time.Duration
 }
 
 // Runner runs stages against one backend.
@@ -69,6 +72,14 @@ type Runner struct {
 	// ErrServerGone: a dead server is not hammered. 0 is DefaultGiveUp;
 	// negative never gives up.
 	GiveUp int
+	// Shard and Shards, when Shards > 1, make this runner shard Shard of
+	// Shards of one run: its k-th request (and conversation) from 0 takes
+	// the index k*Shards+Shard, so the shards' ids never meet.
+	Shard, Shards int
+	// Gate, when set, is waited on after a stage's warm-up and before its
+	// measured requests (the shards' common start); an error ends the
+	// stage there, and Each returns it.
+	Gate func(ctx context.Context, st Plan) error
 
 	mu     sync.Mutex
 	next   int          // request index across the run
@@ -121,14 +132,22 @@ func backoff(k int, rec *record.Record) time.Duration {
 func (r *Runner) Next() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.next
+	return r.index(r.next)
 }
 
 func (r *Runner) take() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.next++
-	return r.next - 1
+	return r.index(r.next - 1)
+}
+
+// index is the index of this runner's k-th request or conversation.
+func (r *Runner) index(k int) int {
+	if r.Shards > 1 {
+		return k*r.Shards + r.Shard
+	}
+	return k
 }
 
 // Stage runs warm-up then the measured requests of st and returns the
@@ -185,7 +204,11 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 		}
 		r.closed(ctx, st, min(c, st.Warmup), st.Warmup, 0, true, emit)
 	}
-	if ctx.Err() == nil {
+	var gated error
+	if r.Gate != nil && ctx.Err() == nil {
+		gated = r.Gate(ctx, st)
+	}
+	if ctx.Err() == nil && gated == nil {
 		if st.Rate > 0 || st.At != nil {
 			r.open(ctx, st, emit)
 		} else {
@@ -194,6 +217,9 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 	}
 	close(queue)
 	<-drained
+	if gated != nil {
+		return gated
+	}
 	if err := context.Cause(ctx); errors.Is(err, ErrServerGone) {
 		return err
 	}
@@ -295,6 +321,9 @@ func (r *Runner) open(ctx context.Context, st Plan, emit func(record.Record)) {
 	arrivals := st.At
 	if arrivals == nil {
 		arrivals = schedule.Arrivals(st.Arrival, st.Rate, st.Requests, st.Duration, st.Seed)
+		for i := range arrivals {
+			arrivals[i] += st.Phase
+		}
 	}
 	var slots chan struct{}
 	if st.Concurrency > 0 {
