@@ -111,7 +111,7 @@ type twinFeed struct {
 
 func newTwinFeed(s record.Setup) *twinFeed {
 	l := s.Load
-	return &twinFeed{on: len(l.Concurrency) >= 2 && l.Rate == 0 && len(l.Rates) == 0 && l.Trace == "" && l.SliceS == 0 && l.Repeat <= 1 && !s.Workload.Conversations}
+	return &twinFeed{on: !raceBuild && len(l.Concurrency) >= 2 && l.Rate == 0 && len(l.Rates) == 0 && l.Trace == "" && l.SliceS == 0 && l.Repeat <= 1 && !s.Workload.Conversations}
 }
 
 func (t *twinFeed) add(r *record.Record) {

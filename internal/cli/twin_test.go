@@ -126,6 +126,9 @@ func TestFitAndPredictCommands(t *testing.T) {
 // it adds before running it, and the report sets each beside what it
 // measured; the file's report says the same.
 func TestUntilSaturatedChecksTheTwin(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a race build makes no twin during a sweep")
+	}
 	res := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "llama-3.1-8b-h100", "-c", "1,4,16", "--output-tokens", "64", "--until-saturated", "--max-concurrency", "64", "-o", res)
 	if code != 0 {

@@ -12,7 +12,7 @@ import (
 // schedules exactly as the server does.
 type batch struct {
 	p      *Profile
-	m      *Meters
+	m      *Meters // nil: none kept (Simulate)
 	rng    *rand.Rand
 	cache  *prefixCache // nil without one
 	q      int          // tokens verified per request per step
@@ -39,9 +39,11 @@ func newBatch(p *Profile, m *Meters) *batch {
 
 // publish sets the gauges.
 func (b *batch) publish() {
-	b.m.Running.Store(int64(len(b.running)))
-	b.m.Waiting.Store(int64(len(b.waiting)))
-	b.m.KVUsed.Store(int64(b.kvUsed))
+	if b.m != nil {
+		b.m.Running.Store(int64(len(b.running)))
+		b.m.Waiting.Store(int64(len(b.waiting)))
+		b.m.KVUsed.Store(int64(b.kvUsed))
+	}
 }
 
 // queue adds an arrived request to the waiting queue.
@@ -82,8 +84,10 @@ func (b *batch) admit(now time.Time, pool int) {
 		if b.cache != nil && s.prefilled == 0 {
 			s.cached = b.cache.lookup(s.job.Blocks, s.job.PromptTokens)
 			s.prefilled = s.cached // cached tokens skip prefill
-			b.m.CacheQueries.Add(int64(s.job.PromptTokens))
-			b.m.CacheHits.Add(int64(s.cached))
+			if b.m != nil {
+				b.m.CacheQueries.Add(int64(s.job.PromptTokens))
+				b.m.CacheHits.Add(int64(s.cached))
+			}
 		}
 		s.admitted, s.kv = now, need
 		b.kvUsed += need
@@ -125,7 +129,9 @@ func (b *batch) plan() time.Duration {
 // progress, a token (or a speculative step's) for every decoder, chunks
 // out, finished requests gone.
 func (b *batch) step(now time.Time, dur time.Duration) {
-	b.m.lastStepNanos.Store(int64(dur))
+	if b.m != nil {
+		b.m.lastStepNanos.Store(int64(dur))
+	}
 	stepTokens := 0
 	for _, c := range b.chunks {
 		s := c.s
@@ -134,7 +140,9 @@ func (b *batch) step(now time.Time, dur time.Duration) {
 		}
 		s.prefilled += c.n
 		if !b.p.Wire.MetricsAtEnd {
-			b.m.PromptTotal.Add(int64(c.n))
+			if b.m != nil {
+				b.m.PromptTotal.Add(int64(c.n))
+			}
 		}
 		if s.prefilled >= s.job.PromptTokens {
 			if b.cache != nil {
@@ -158,13 +166,17 @@ func (b *batch) step(now time.Time, dur time.Duration) {
 				acc++
 			}
 			n += acc
-			b.m.SpecDrafts.Add(1)
-			b.m.SpecDraftTokens.Add(int64(sp.Drafts))
-			b.m.SpecAccepted.Add(int64(acc))
+			if b.m != nil {
+				b.m.SpecDrafts.Add(1)
+				b.m.SpecDraftTokens.Add(int64(sp.Drafts))
+				b.m.SpecAccepted.Add(int64(acc))
+			}
 		}
 		stepTokens += b.advance(s, n, now)
 	}
-	b.m.lastStepTokens.Store(int64(stepTokens))
+	if b.m != nil {
+		b.m.lastStepTokens.Store(int64(stepTokens))
+	}
 	b.running = slices.DeleteFunc(b.running, func(s *Stream) bool {
 		if s.gone {
 			b.kvUsed -= s.kv
@@ -178,8 +190,10 @@ func (b *batch) step(now time.Time, dur time.Duration) {
 // cancelled, if the counters move only then (Wire.MetricsAtEnd).
 func (b *batch) leave(s *Stream) {
 	if b.p.Wire.MetricsAtEnd {
-		b.m.PromptTotal.Add(int64(s.prefilled - s.cached))
-		b.m.GenTotal.Add(int64(s.generated))
+		if b.m != nil {
+			b.m.PromptTotal.Add(int64(s.prefilled - s.cached))
+			b.m.GenTotal.Add(int64(s.generated))
+		}
 	}
 }
 
@@ -194,7 +208,9 @@ func (b *batch) advance(s *Stream, n int, now time.Time) int {
 	s.sinceEmit++
 	s.steps++
 	if !b.p.Wire.MetricsAtEnd {
-		b.m.GenTotal.Add(int64(n))
+		if b.m != nil {
+			b.m.GenTotal.Add(int64(n))
+		}
 	}
 	finished := s.generated >= target
 	first := s.generated == n && n > 0
@@ -207,7 +223,9 @@ func (b *batch) advance(s *Stream, n int, now time.Time) int {
 				ev.Finish = "length"
 			}
 			s.gone = true
-			b.m.Finished.Add(1)
+			if b.m != nil {
+				b.m.Finished.Add(1)
+			}
 			b.leave(s)
 		}
 		s.push(ev)

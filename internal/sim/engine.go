@@ -43,6 +43,9 @@ type Event struct {
 type Stream struct {
 	job    Job
 	notify chan struct{}
+	// sink, when set, takes each event as the engine makes it instead of
+	// the queue (Simulate, which reads in the engine's own goroutine).
+	sink func(Event)
 
 	mu     sync.Mutex
 	events []Event
@@ -85,6 +88,10 @@ func (s *Stream) Take(dst []Event) []Event {
 }
 
 func (s *Stream) push(e Event) {
+	if s.sink != nil {
+		s.sink(e) // Simulate: no reader goroutine to wake
+		return
+	}
 	s.mu.Lock()
 	s.events = append(s.events, e)
 	s.mu.Unlock()

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 )
 
@@ -49,8 +50,7 @@ type Delivery struct {
 // wire are not modelled; jitter and speculative acceptance draw from the
 // profile's seed as the served engine does.
 func Simulate(p *Profile, phases ...Phase) [][]Outcome {
-	var m Meters
-	b := newBatch(p, &m)
+	b := newBatch(p, nil) // no /metrics to serve
 	base := time.Unix(1<<30, 0)
 	now := time.Duration(0)
 	out := make([][]Outcome, len(phases))
@@ -66,111 +66,115 @@ type inflight struct {
 	s      *Stream
 	arrive time.Duration // when it reaches the scheduler, after the overhead
 	due    time.Duration // the chat route's framing queue
-	queued bool
+}
+
+// sim is one phase's simulation: the requests not yet at the scheduler,
+// in order of sending, and those whose last chunk the step just made.
+type sim struct {
+	b        *batch
+	p        *Profile
+	ph       Phase
+	base     time.Time
+	outs     []Outcome // never grows past its capacity, so pointers into it hold
+	start    time.Duration
+	overhead time.Duration
+	pending  []*inflight
+	done     []time.Duration // when each request that ended this step ended
+	inFlight int
 }
 
 func simulate(b *batch, p *Profile, ph Phase, base time.Time, now *time.Duration) []Outcome {
-	// outs never grows past its capacity, so pointers into it hold.
-	outs := make([]Outcome, 0, len(ph.Jobs))
-	start := *now
-	overhead := ms(p.RequestOverheadMs)
+	s := &sim{b: b, p: p, ph: ph, base: base, outs: make([]Outcome, 0, len(ph.Jobs)), start: *now, overhead: ms(p.RequestOverheadMs)}
 	if ph.Chat {
-		overhead += ms(p.Chat.PerRequestMs)
-	}
-	var live []*inflight
-	send := func(at time.Duration) {
-		n := len(outs)
-		if n >= len(ph.Jobs) || (ph.Limit > 0 && at-start >= ph.Limit) {
-			return
-		}
-		outs = append(outs, Outcome{Job: n, Sent: at})
-		s := &Stream{job: ph.Jobs[n], notify: make(chan struct{}, 1)}
-		live = append(live, &inflight{o: &outs[n], s: s, arrive: at + overhead})
+		s.overhead += ms(p.Chat.PerRequestMs)
 	}
 	for range max(ph.Concurrency, 1) {
-		send(start)
+		s.send(s.start)
 	}
-	var evs []Event
-	for len(live) > 0 {
+	for s.inFlight > 0 {
 		b.admit(base.Add(*now), p.KVTokens)
 		if len(b.running) == 0 {
 			// An idle engine takes the first request to arrive and starts
 			// a step with it alone; the rest arrive during that step.
-			f := firstArrival(live)
-			if f == nil {
+			if len(s.pending) == 0 {
 				break // nothing left can run: a job larger than the pool
 			}
-			*now = max(*now, f.arrive)
-			f.queue(b, base)
+			k := 0
+			for i, f := range s.pending {
+				if f.arrive < s.pending[k].arrive {
+					k = i
+				}
+			}
+			first := s.pending[k]
+			s.pending = slices.Delete(s.pending, k, k+1)
+			*now = max(*now, first.arrive)
+			s.queue(first)
 			b.admit(base.Add(*now), p.KVTokens)
 		}
 		dur := b.plan()
 		*now += dur
+		s.done = s.done[:0]
 		b.step(base.Add(*now), dur)
-		kept := live[:0]
-		var freed []time.Duration
-		for _, f := range live {
-			if f.take(p, ph, base, &evs) {
-				freed = append(freed, f.o.Done)
+		for _, at := range s.done {
+			s.inFlight--
+			s.send(at) // the slot's next request
+		}
+		// What arrived during the step joins the queue, in order: a request
+		// sent as the step ended reaches the engine after the next began.
+		kept := s.pending[:0]
+		for _, f := range s.pending {
+			if f.arrive < *now {
+				s.queue(f)
 			} else {
 				kept = append(kept, f)
 			}
 		}
-		live = kept
-		for _, at := range freed {
-			send(at) // the slot's next request
-		}
-		// What arrived during the step joins the queue, in order: a request
-		// sent as the step ended reaches the engine after the next began.
-		for _, f := range live {
-			if !f.queued && f.arrive < *now {
-				f.queue(b, base)
-			}
-		}
+		s.pending = kept
 	}
-	return outs
+	return s.outs
 }
 
-// firstArrival is the request not yet queued that arrives first.
-func firstArrival(live []*inflight) *inflight {
-	var first *inflight
-	for _, f := range live {
-		if !f.queued && (first == nil || f.arrive < first.arrive) {
-			first = f
-		}
+// send starts the phase's next request at at, if it has one left and its
+// time limit has not passed.
+func (s *sim) send(at time.Duration) {
+	n := len(s.outs)
+	if n >= len(s.ph.Jobs) || (s.ph.Limit > 0 && at-s.start >= s.ph.Limit) {
+		return
 	}
-	return first
+	s.outs = append(s.outs, Outcome{Job: n, Sent: at})
+	f := &inflight{o: &s.outs[n], s: &Stream{job: s.ph.Jobs[n]}, arrive: at + s.overhead}
+	f.s.sink = func(ev Event) { s.deliver(f, ev) }
+	s.pending = append(s.pending, f)
+	s.inFlight++
 }
 
-func (f *inflight) queue(b *batch, base time.Time) {
-	f.queued = true
-	f.s.queued = base.Add(f.arrive)
-	b.queue(f.s)
+// queue hands a request to the scheduler.
+func (s *sim) queue(f *inflight) {
+	f.s.queued = s.base.Add(f.arrive)
+	s.b.queue(f.s)
 }
 
-// take delivers the request's new events and reports whether it ended.
-func (f *inflight) take(p *Profile, ph Phase, base time.Time, evs *[]Event) bool {
-	*evs = f.s.Take((*evs)[:0])
-	done := false
-	for _, ev := range *evs {
-		at := ev.At.Sub(base)
-		if ph.Chat && p.Chat.PerChunkMs > 0 {
-			f.due = max(f.due, at) + ms(p.Chat.PerChunkMs)
-			at = f.due
-		}
-		d := Delivery{At: at, Tokens: ev.Tokens}
-		if f.o.Chunks == 0 {
-			f.o.Admitted, f.o.Cached, f.o.First = f.s.admitted.Sub(base), ev.Cached, d
-		}
-		f.o.Last = d
-		f.o.Chunks++
-		f.o.Tokens += ev.Tokens
-		if ph.Chunks {
-			f.o.All = append(f.o.All, d)
-		}
-		if ev.Done {
-			f.o.Done, f.o.Finish, done = at, ev.Finish, true
-		}
+// deliver is one event as the client receives it, after the chat route's
+// framing where it pays it.
+func (s *sim) deliver(f *inflight, ev Event) {
+	at := ev.At.Sub(s.base)
+	if s.ph.Chat && s.p.Chat.PerChunkMs > 0 {
+		f.due = max(f.due, at) + ms(s.p.Chat.PerChunkMs)
+		at = f.due
 	}
-	return done
+	d := Delivery{At: at, Tokens: ev.Tokens}
+	o := f.o
+	if o.Chunks == 0 {
+		o.Admitted, o.Cached, o.First = f.s.admitted.Sub(s.base), ev.Cached, d
+	}
+	o.Last = d
+	o.Chunks++
+	o.Tokens += ev.Tokens
+	if s.ph.Chunks {
+		o.All = append(o.All, d)
+	}
+	if ev.Done {
+		o.Done, o.Finish = at, ev.Finish
+		s.done = append(s.done, at)
+	}
 }
