@@ -1,3 +1,5 @@
+//go:build k8s
+
 package k8s_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build k8s
+
 package k8s_test
 
 import (
@@ -21,8 +23,6 @@ import (
 
 	"github.com/tokperf/tokperf/internal/k8s"
 )
-
-var start = time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 
 // jobs are the shapes of Job tokperf writes, with benchmark arguments that
 // a careless YAML writer or a forgotten $ escape would change.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/k8s"
 )
@@ -17,6 +18,9 @@ import (
 // kept) and that task's shard flags; its #SBATCH lines ask for one task per
 // node, one per shard, and come before the first command, where sbatch
 // reads them.
+// start is the time the tests build manifests and scripts at.
+var start = time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
+
 func TestSlurmScriptRuns(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
