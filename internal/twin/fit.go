@@ -259,7 +259,9 @@ func (f *fitter) solve(v vector) (vector, []float64, [][]float64) {
 				v, r, c = w, rw, cw
 				mu = max(mu/3, 1e-7)
 				improved = true
-				if gain < 1e-4 {
+				// Done when a step gains nothing, or little once every
+				// residual is within its figure's spread on average.
+				if gain < 1e-4 || (c <= float64(len(r)) && gain < 0.1) {
 					return v, r, f.jacobian(v, r)
 				}
 				break

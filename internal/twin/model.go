@@ -81,7 +81,7 @@ func Fit(in Input) (*Fitted, error) {
 	var j [][]float64
 	best := math.Inf(1)
 	for _, split := range []float64{0.5, 0, 1} {
-		w, r, jw := f.solve(f.start(q, split))
+		w, r, jw := f.solve(f.settle(f.start(q, split)))
 		if c := cost(r); c < best {
 			best, v, j = c, w, jw
 		}
@@ -130,6 +130,37 @@ func (f *fitter) start(q int, split float64) vector {
 	prompt := max(float64(low.got.PromptTokens)/float64(max(low.got.OK, 1)), 1)
 	v = append(v, math.Log(max(ttft/2/prompt*1e3, 1e-3)), ttft/2*split, ttft/2*(1-split))
 	return v
+}
+
+// settle moves each level's step time by the ratio of its replayed to
+// its measured decode tok/s, a few times over: decode speed is the
+// inverse of the step time, so this lands the steps near where the full
+// fit will put them for a replay each.
+func (f *fitter) settle(v vector) vector {
+	for range 3 {
+		st := f.stages(v)
+		last := -1
+		for i, l := range f.lv {
+			k := slices.Index(f.xs, min(l.c, f.base.MaxRunning)*f.q())
+			if k < 0 || k == last {
+				continue // a level sharing its batch with the one before
+			}
+			last = k
+			if got, want := st[i].DecodeTokS.Mean, l.got.DecodeTokS.Mean; got > 0 && want > 0 {
+				v[k] += math.Log(got / want)
+			}
+		}
+		f.clamp(v)
+	}
+	return v
+}
+
+// q is the tokens verified per request per step.
+func (f *fitter) q() int {
+	if f.base.Spec != nil {
+		return f.base.Spec.Drafts + 1
+	}
+	return 1
 }
 
 // names are the parameters' profile fields, units and sources.
