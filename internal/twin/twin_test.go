@@ -252,3 +252,27 @@ func skipUnderRace(t *testing.T) {
 		t.Skip("replays are one goroutine's numerics and ten times slower under the race detector: go test without -race runs them")
 	}
 }
+
+// A sweep that reaches the seed profile's bend (C = 32) carries it: the
+// twin fitted to C = 1 … 32 predicts C = 48 and 64 as the simulator
+// measures them.
+func TestFitPastTheBend(t *testing.T) {
+	skipUnderRace(t)
+	in := input(t, sweep(t, "seed", defaultWorkload, []int{1, 4, 16, 32}))
+	f, err := twin.Fit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := f.Predict([]int{48, 64}, twin.Options{})
+	got := input(t, sweep(t, "seed", defaultWorkload, []int{48, 64}))
+	for i, p := range pred {
+		m := got.Stages[i].Stage
+		agg, _ := p.Figure("aggregate tok/s")
+		ttft, _ := p.Figure("TTFT p50 ms")
+		t.Logf("seed C=%d: aggregate predicted %.1f (%.1f–%.1f), measured %.1f; TTFT p50 predicted %.1f (%.1f–%.1f), measured %.1f",
+			p.Concurrency, agg.Value, agg.Lo, agg.Hi, m.AggregateTokS, ttft.Value, ttft.Lo, ttft.Hi, m.TTFT.P50)
+		if rel(agg.Value, m.AggregateTokS) > 0.10 || !agg.Covers(m.AggregateTokS) || rel(ttft.Value, m.TTFT.P50) > 0.10 || !ttft.Covers(m.TTFT.P50) {
+			t.Errorf("seed C=%d: aggregate %+v vs %.1f, TTFT p50 %+v vs %.1f", p.Concurrency, agg, m.AggregateTokS, ttft, m.TTFT.P50)
+		}
+	}
+}
