@@ -29,6 +29,7 @@ func twinOf(t *testing.T, out string) *analyze.Twin {
 // step time bends upward past C = 16), which no fit to C ≤ 16 can know:
 // the prediction is high and says so by missing.
 func TestPredictTheArticleFromItsFirstLevels(t *testing.T) {
+	skipTwinUnderRace(t)
 	out, errw, code := runCLI(t, "predict", "--baseline", "seed-qwen3.5-397b-8x-rtxpro6000", "--fit-levels", "1,4,16", "-c", "32", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)
@@ -58,6 +59,7 @@ func TestPredictTheArticleFromItsFirstLevels(t *testing.T) {
 // Fitted to the whole table, the twin's verdict asks for C = 48 and 64
 // and quotes its prediction for both.
 func TestArticleVerdictQuotesThePrediction(t *testing.T) {
+	skipTwinUnderRace(t)
 	out, errw, code := runCLI(t, "predict", "--baseline", "seed-qwen3.5-397b-8x-rtxpro6000", "-c", "48,64")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)
@@ -79,6 +81,7 @@ func TestArticleVerdictQuotesThePrediction(t *testing.T) {
 // measured but the fit left out sets the two side by side; bad input
 // gets a one-line answer.
 func TestFitAndPredictCommands(t *testing.T) {
+	skipTwinUnderRace(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "r.jsonl")
 	if out, errw, code := runVirtual(t, "sweep", "--sim-profile", "llama-3.1-8b-h100", "-c", "1,4,16,32", "--output-tokens", "64", "-o", res); code != 0 {
@@ -126,9 +129,7 @@ func TestFitAndPredictCommands(t *testing.T) {
 // it adds before running it, and the report sets each beside what it
 // measured; the file's report says the same.
 func TestUntilSaturatedChecksTheTwin(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a race build makes no twin during a sweep")
-	}
+	skipTwinUnderRace(t) // and a race build makes no twin during a sweep
 	res := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "llama-3.1-8b-h100", "-c", "1,4,16", "--output-tokens", "64", "--until-saturated", "--max-concurrency", "64", "-o", res)
 	if code != 0 {
@@ -162,5 +163,13 @@ func TestUntilSaturatedChecksTheTwin(t *testing.T) {
 	}
 	if cut(again) != cut(out) {
 		t.Errorf("the file's report differs from the live one:\n%s\n---\n%s", cut(out), cut(again))
+	}
+}
+
+// skipTwinUnderRace skips a test of the twin's numerics in a race build,
+// where its replays run fifteen times slower.
+func skipTwinUnderRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the twin's replays are one goroutine's numerics, fifteen times slower under the race detector")
 	}
 }
