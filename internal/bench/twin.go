@@ -50,11 +50,11 @@ func Twin(ctx context.Context, cfg TwinConfig) (*analyze.Twin, error) {
 		return nil, &ConfigError{fmt.Errorf("%s: %w", in.File, err)}
 	}
 	m := f.Model()
-	o := twin.Options{}
+	o := sizedLike(in.Setup.Load, in.Stages)
 	if cfg.Requests > 0 {
-		o.Requests = func(int) int { return cfg.Requests }
+		o = twin.Options{Requests: func(int) int { return cfg.Requests }}
 	} else if cfg.Baseline != nil {
-		o.Requests = f.LastRatio()
+		o = twin.Options{Requests: f.LastRatio()}
 	}
 	if cfg.Baseline != nil {
 		m.Verdict = tableVerdict(f, in, o)
@@ -166,24 +166,7 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	}
 	m := f.Model()
 	m.Profile = "" // tokperf fit writes it
-	// A level that ran is predicted at its own size; a suggested one at
-	// the size the run would have given it.
-	measured := map[int]int{}
-	for _, s := range run.Stages {
-		measured[s.Concurrency] = s.Requests
-	}
-	m.Predicted = f.Predict(beyond, twin.Options{Requests: func(c int) int { return measured[c] }})
-	l := run.Setup.Load
-	o := twin.Options{Requests: func(c int) int {
-		if l.Requests > 0 {
-			return l.Requests
-		}
-		return DefaultRequests(c)
-	}}
-	if l.Requests == 0 && l.DurationS == 0 {
-		o.Limit = time.Duration(l.MaxStageS * float64(time.Second))
-	}
-	m.Predicted = append(m.Predicted, f.Predict(suggest, o)...)
+	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
 	run.Twin = m
 	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" {
 		v.Text += "; " + q
@@ -235,4 +218,30 @@ func tableVerdict(f *twin.Fitted, in twin.Input, o twin.Options) string {
 		}
 	}
 	return v.Text
+}
+
+// sizedLike sizes predicted levels as the run sized its own: a level it
+// ran at the size it ran, another at the run's rule (its --requests, else
+// max(100, 4×C)), stopping its sends at the run's stage time limit when
+// its stages were of the default size.
+func sizedLike(l record.Load, stages []analyze.Stage) twin.Options {
+	measured := map[int]int{}
+	for _, s := range stages {
+		if s.Repeat == 0 && s.Concurrency > 0 {
+			measured[s.Concurrency] = s.Requests
+		}
+	}
+	o := twin.Options{Requests: func(c int) int {
+		switch {
+		case measured[c] > 0:
+			return measured[c]
+		case l.Requests > 0:
+			return l.Requests
+		}
+		return DefaultRequests(c)
+	}}
+	if l.Requests == 0 && len(l.RequestsPer) == 0 && l.DurationS == 0 {
+		o.Limit = time.Duration(l.MaxStageS * float64(time.Second))
+	}
+	return o
 }
