@@ -94,6 +94,9 @@ func Fit(in Input) (*Fitted, error) {
 		t.pool = append(t.pool, l.jobs...)
 	}
 	t.held = heldOut(in, lv)
+	if len(f.xs) == 1 {
+		notes = append(notes, fmt.Sprintf("one batch size measured (%d): how the step time grows with the batch is not pinned down, and other levels are predicted with it flat", f.xs[0]))
+	}
 	t.model = analyze.Twin{Schema: analyze.TwinSchema, File: in.File, Model: in.Setup.Model, Engine: base.Engine, Notes: append(in.Notes, notes...)}
 	t.describe()
 	return t, nil
