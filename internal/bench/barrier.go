@@ -242,14 +242,7 @@ func (b *barrier) sleep(ctx context.Context) error {
 	if p <= 0 {
 		p = 50 * time.Millisecond
 	}
-	t := time.NewTimer(p)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleepCtx(ctx, p)
 }
 
 // sleepUntil waits until the server's clock, as estimated, reaches at.
