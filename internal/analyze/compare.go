@@ -445,7 +445,16 @@ func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim str
 func (r *Run) notes() []string {
 	var out []string
 	if r.Source != nil {
-		out = append(out, fmt.Sprintf("%s: figures from %s's summary, with no per-request samples: no difference with it is tested, so none is called significant (~)", r.File, r.Source.Tool))
+		sampled := false
+		for i := range r.Stages {
+			x := r.Stages[i].samples
+			sampled = sampled || (x != nil && (len(x.Pairs) > 0 || len(x.TTFT) > 0 || len(x.Decode) > 0))
+		}
+		if sampled {
+			out = append(out, fmt.Sprintf("%s: figures from %s's per-request lists, tested like tokperf's own where both sides have them", r.File, r.Source.Tool))
+		} else {
+			out = append(out, fmt.Sprintf("%s: figures from %s's summary, with no per-request samples: its ratios are shown untested, none is called significant", r.File, r.Source.Tool))
+		}
 	}
 	if failed, total := r.Failed(); failed > 0 {
 		out = append(out, fmt.Sprintf("%s: %d of %d requests failed; its figures cover the %d that finished ok", r.File, failed, total, total-failed))

@@ -13,7 +13,10 @@ import (
 
 // chartFlags are report's --chart and --out: the one chart of a png, and
 // a file to write instead of stdout.
-type chartFlags struct{ chart, out string }
+type chartFlags struct {
+	chart, out string
+	gpus       int // report's --gpus
+}
 
 func (c *chartFlags) register(fs *flagSet) {
 	fs.StringVar(&c.chart, "chart", "", "with --format png, the chart to draw: "+strings.Join(report.ChartNames, ", ")+" (a stage's: NAME@C=16; default: the first, or the last stage's)")
@@ -47,6 +50,7 @@ func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format 
 	if err != nil {
 		return err
 	}
+	setGPUs(all, c.gpus)
 	runs := report.Runs(all)
 	var result any = runs
 	if len(runs) == 1 {

@@ -42,7 +42,8 @@ func TestReportForeignFiles(t *testing.T) {
 }
 
 // compare sets another tool's file against a tokperf run at the shared
-// level; with no per-request samples nothing is called significant.
+// level; with no per-request samples nothing is called significant, and
+// the ratio is shown untested.
 func TestCompareForeign(t *testing.T) {
 	mine := filepath.Join(t.TempDir(), "mine.jsonl")
 	setup := seedSetup()
@@ -52,7 +53,7 @@ func TestCompareForeign(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)
 	}
-	for _, want := range []string{"| 4 | aggregate tok/s | 1024.0 | 2048.0 | ~ |", "context only", "no difference with it is tested"} {
+	for _, want := range []string{"| 4 | aggregate tok/s | 1024.0 | 2048.0 | 2.00× (not tested) |", "context only", "its ratios are shown untested, none is called significant"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
@@ -62,7 +63,7 @@ func TestCompareForeign(t *testing.T) {
 // The text and CSV reports of every foreign fixture are pinned byte for
 // byte (go test -update rewrites them): definitions, blanks, setup lines.
 func TestReportForeignGolden(t *testing.T) {
-	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
+	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "vllm-detailed.json", "vllm-default.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
 		for _, format := range []string{"text", "csv", "markdown"} {
 			out, errw, code := runCLI(t, "report", foreignFile(name), "--format", format)
 			if code != 0 {
@@ -70,5 +71,31 @@ func TestReportForeignGolden(t *testing.T) {
 			}
 			golden(t, "foreign-"+strings.TrimSuffix(name, filepath.Ext(name))+"."+format, out)
 		}
+	}
+}
+
+// report --gpus gives a file that states no GPU count one, for its per-GPU
+// figures and charts; a count the file states stands.
+func TestReportGPUs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		file string
+		want int
+	}{{"vllm-serve.json", 4}, {"sglang-bench.jsonl", 2}} {
+		out, errw, code := runCLI(t, "report", foreignFile(c.file), "--gpus", "4", "--format", "json")
+		var run struct {
+			Setup struct {
+				GPUs int `json:"gpus"`
+			} `json:"setup"`
+		}
+		if err := json.Unmarshal([]byte(out), &run); code != 0 || err != nil {
+			t.Fatalf("exit %d, %v, stderr %q", code, err, errw)
+		}
+		if run.Setup.GPUs != c.want {
+			t.Errorf("%s --gpus 4: setup.gpus %d, want %d", c.file, run.Setup.GPUs, c.want)
+		}
+	}
+	if _, errw, code := runCLI(t, "report", foreignFile("vllm-serve.json"), "--gpus", "-1"); code != 2 || !strings.Contains(errw, "--gpus") {
+		t.Errorf("--gpus -1: exit %d, stderr %q", code, errw)
 	}
 }

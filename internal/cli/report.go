@@ -20,10 +20,15 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerPercentiles(fs, &pflags)
 	var cf chartFlags
 	cf.register(fs)
+	gpus := fs.Int("gpus", 0, "GPUs behind each run whose file does not say (its per-GPU figures and charts)")
 	paths, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
 	}
+	if *gpus < 0 {
+		return usagef("--gpus must be at least 1, got %d", *gpus)
+	}
+	cf.gpus = *gpus
 	if len(paths) == 0 {
 		return usagef("give at least one result file")
 	}
@@ -37,11 +42,11 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if together(format) {
 		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
 	}
-	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, e) })
+	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, cf.gpus, e) })
 }
 
 // reportEach renders each file in turn, its table with percentiles ps.
-func reportEach(ctx context.Context, paths []string, format string, ps []float64, e *env) error {
+func reportEach(ctx context.Context, paths []string, format string, ps []float64, gpus int, e *env) error {
 	// Records are folded into their stage's figures as they are read, so
 	// a file of a million requests is never held in memory; the files of
 	// one sharded run are merged into one run.
@@ -52,6 +57,7 @@ func reportEach(ctx context.Context, paths []string, format string, ps []float64
 	if err != nil {
 		return err
 	}
+	setGPUs(runs, gpus)
 	for i, run := range runs {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)
@@ -198,4 +204,14 @@ func baselinesCmd(_ context.Context, cmd string, args []string, e *env) error {
 		}
 	}
 	return nil
+}
+
+// setGPUs gives each run whose file states no GPU count the count of
+// --gpus (0: none given), for its per-GPU figures and charts.
+func setGPUs(runs []*analyze.Run, gpus int) {
+	for _, r := range runs {
+		if r.Setup.GPUs == 0 && gpus > 0 {
+			r.Setup.GPUs = gpus
+		}
+	}
 }

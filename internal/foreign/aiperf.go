@@ -212,6 +212,7 @@ type aiperfRecords struct {
 	chunks                    int
 	ttft, e2e, tpot, dec, rtk []float64
 	icl                       []float64
+	pairs                     [][2]float64 // output tokens, latency (s): compare's samples
 }
 
 func readAIPerfRecords(r *bufio.Reader, name string) (*analyze.Run, error) {
@@ -230,12 +231,14 @@ func readAIPerfRecords(r *bufio.Reader, name string) (*analyze.Run, error) {
 	if a.s.Requests == 0 {
 		return nil, fmt.Errorf("%s:1: no profiling records in the file", name)
 	}
+	// compare's samples, taken before stage() sorts the lists it describes
+	x := &analyze.Samples{Pairs: a.pairs, TTFT: append([]float64(nil), a.ttft...), Decode: append([]float64(nil), a.dec...)}
 	s := a.stage()
 	filled := []string{"wall_s", "output_tokens", "prompt_tokens", "aggregate_tok_s", "input_tok_s", "total_tok_s", "requests_per_s",
 		"effective_concurrency", "tokens_per_chunk", "errors", "ttft_ms", "e2e_ms", "tpot_ms", "decode_tok_s", "request_tok_s", "icl_ms"}
 	src := &analyze.Source{Tool: AIPerf, Format: "AIPerf profile_export.jsonl (per request)", Blank: blankExcept(filled...), Definitions: append(aiperfDefinitions,
 		"the stage's figures are computed by tokperf from AIPerf's per-request values as docs/METRICS.md defines them: wall from the first request_start_ns to the last request_end_ns, nearest-rank percentiles, request tok/s = output tokens / request latency, tokens per chunk = output tokens / (inter-chunk gaps + 1)")}
-	return analyze.ForeignRun(name, record.Setup{Command: "aiperf profile"}, []summary.Stage{s}, src), nil
+	return analyze.ForeignRunSamples(name, record.Setup{Command: "aiperf profile"}, []summary.Stage{s}, []*analyze.Samples{x}, src), nil
 }
 
 // value is metric tag of a record as one number (times in ms), ok false
@@ -314,6 +317,7 @@ func (a *aiperfRecords) add(d *doc, rec *aiperfRecord) error {
 			*f.into = append(*f.into, v)
 			if f.tag == "request_latency" && v > 0 {
 				a.rtk = append(a.rtk, osl/(v/1e3))
+				a.pairs = append(a.pairs, [2]float64{osl, v / 1e3})
 			}
 		}
 	}

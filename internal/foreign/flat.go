@@ -27,15 +27,17 @@ var flatMetric = map[string]flatNames{
 
 func readFlat(r *bufio.Reader, name, tool string) (*analyze.Run, error) {
 	var stages []summary.Stage
+	var samples []*analyze.Samples
 	var setup record.Setup
 	var blank []string
+	perRequest := false
 	err := lines(r, name, func(line []byte, n int) error {
 		d := &doc{file: name, data: pythonLiterals(line), line: n}
 		o, err := d.root()
 		if err != nil {
 			return err
 		}
-		s, su, b, err := flatStage(o, tool)
+		s, x, su, b, err := flatStage(o, tool)
 		if err != nil {
 			return err
 		}
@@ -43,7 +45,9 @@ func readFlat(r *bufio.Reader, name, tool string) (*analyze.Run, error) {
 			setup = su
 		}
 		stages = append(stages, s)
+		samples = append(samples, x)
 		blank = merge(blank, b)
+		perRequest = perRequest || x != nil
 		return nil
 	})
 	if err != nil {
@@ -52,14 +56,21 @@ func readFlat(r *bufio.Reader, name, tool string) (*analyze.Run, error) {
 	if len(stages) == 0 {
 		return nil, fmt.Errorf("%s:1: no results in the file", name)
 	}
-	return analyze.ForeignRun(name, setup, stages, flatSource(tool, blank)), nil
+	src := flatSource(tool, blank)
+	if perRequest {
+		src.Definitions = append(src.Definitions, vllmPerRequest)
+	}
+	return analyze.ForeignRunSamples(name, setup, stages, samples, src), nil
 }
+
+// vllmPerRequest says how vLLM's per-request lists are read.
+const vllmPerRequest = "where the file keeps vLLM's per-request lists (latencies always; ttfts, itls, output_lens and errors with --save-detailed), E2E, TTFT, TPOT = (latency − ttft)/(output_len − 1), decode tok/s = 1/TPOT, request tok/s = output_len / latency and ICL (the pooled itls) are computed by tokperf from them (nearest-rank percentiles) over the requests that succeeded (error \"\", or latency > 0 where the file keeps no errors), and compare tests them"
 
 // percentiles reads mean_M_ms, median_M_ms (or p50_M_ms), p90_M_ms,
 // p99_M_ms and max_M_ms; numpy interpolates its percentiles linearly.
 func percentiles(o obj, m string, n int) (stats.Dist, error) {
-	var v [6]float64
-	for i, k := range []string{"mean_%s_ms", "median_%s_ms", "p50_%s_ms", "p90_%s_ms", "p99_%s_ms", "max_%s_ms"} {
+	var v [7]float64
+	for i, k := range []string{"mean_%s_ms", "median_%s_ms", "p50_%s_ms", "p90_%s_ms", "p99_%s_ms", "max_%s_ms", "p95_%s_ms"} {
 		x, err := o.figure(fmt.Sprintf(k, m))
 		if err != nil {
 			return none(), err
@@ -69,10 +80,39 @@ func percentiles(o obj, m string, n int) (stats.Dist, error) {
 	if math.IsNaN(v[1]) {
 		v[1] = v[2]
 	}
-	return dist(n, v[0], v[1], v[3], v[4], v[5]), nil
+	d := dist(n, v[0], v[1], v[3], v[4], v[5])
+	if d.N > 0 {
+		d.P95 = v[6]
+	}
+	return d, nil
 }
 
-func flatStage(o obj, tool string) (summary.Stage, record.Setup, []string, error) {
+func flatStage(o obj, tool string) (summary.Stage, *analyze.Samples, record.Setup, []string, error) {
+	s, su, blank, err := flatSummary(o, tool)
+	if err != nil || tool != VLLM {
+		return s, nil, su, blank, err
+	}
+	failedN, _ := o.count("failed")
+	x, filled, err := vllmRequests(o, &s, failedN)
+	if err != nil {
+		return s, nil, su, nil, err
+	}
+	var kept []string
+	for _, b := range blank {
+		found := false
+		for _, f := range filled {
+			found = found || f == b
+		}
+		if !found {
+			kept = append(kept, b)
+		}
+	}
+	return s, x, su, kept, nil
+}
+
+// flatSummary is the stage of one vLLM or SGLang result object from its
+// summary figures.
+func flatSummary(o obj, tool string) (summary.Stage, record.Setup, []string, error) {
 	s := blankStage()
 	names := flatMetric[tool]
 	completed, err := o.count("completed")

@@ -460,17 +460,10 @@ func dist(n int, mean, p50, p90, p99, max float64) stats.Dist {
 	return stats.Dist{N: n, Mean: mean, P50: p50, P90: p90, P95: math.NaN(), P99: p99, Max: max}
 }
 
-// blanks are the scalar stage figures of JSON name a mapping leaves
-// unset; each mapping lists those it fills, the rest are blank.
-var blanks = []string{"wall_s", "output_tokens", "prompt_tokens", "aggregate_tok_s", "steady_tok_s", "input_tok_s", "total_tok_s",
-	"requests_per_s", "effective_concurrency", "tokens_per_chunk", "goodput_requests_per_s", "goodput_tok_s", "errors",
-	"buffered_share", "client_queue_ms", "client_wait_ms", "ttft_ms", "ttfo_ms", "e2e_ms", "tpot_ms", "decode_tok_s",
-	"request_tok_s", "itl_ms", "icl_ms"}
-
 // blankExcept are the figures of blanks not in filled.
 func blankExcept(filled ...string) []string {
 	var out []string
-	for _, b := range blanks {
+	for _, b := range analyze.ForeignFigures {
 		found := false
 		for _, f := range filled {
 			found = found || f == b
@@ -510,7 +503,7 @@ func merge(a, b []string) []string {
 }
 
 // none is a distribution the file does not have: N = 0, figures NaN (blank
-// in every table, zeros with n 0 in JSON).
+// in every table, null in JSON).
 func none() stats.Dist { return stats.Describe(nil) }
 
 // blankStage is a stage whose every distribution is blank until the

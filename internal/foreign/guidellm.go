@@ -35,8 +35,8 @@ func guidellmRun(root obj) (*analyze.Run, error) {
 	}
 	src := &analyze.Source{Tool: GuideLLM, Format: "GuideLLM benchmarks report JSON", Blank: blank, Definitions: []string{
 		"TTFT is GuideLLM's time_to_first_token_ms: from the request's start to its first token iteration (tokperf's TTFT)",
-		"ITL is GuideLLM's inter_token_latency_ms: (last token − first token) / (output tokens − 1) per request, weighted by each request's decode tokens; its mean is tokperf's ITL mean, its percentiles are of per-request averages, not of single gaps",
-		"GuideLLM's time_per_output_token_ms includes the first token ((last token − start) / output tokens): tokperf has no such figure, so it is not shown, and tokperf's TPOT is blank",
+		"TPOT is GuideLLM's inter_token_latency_ms: (last token − first token) / (output tokens − 1) per request, a per-request average like tokperf's TPOT (its percentiles are of per-request averages, not of single gaps, so tokperf's per-gap ITL is blank); GuideLLM weights its mean by each request's decode tokens",
+		"GuideLLM's time_per_output_token_ms includes the first token ((last token − start) / output tokens): tokperf has no such figure, so it is not shown",
 		"E2E is GuideLLM's request_latency (s, shown in ms); tokens per chunk is its output_tokens_per_iteration mean",
 		"aggregate is the successful requests' output tokens / the measured window (scheduler_metrics.measure_end_time − measure_start_time), tokperf's definition over GuideLLM's totals; effective concurrency is its request_concurrency mean",
 		"failed requests are GuideLLM's errored ones; its incomplete ones (still running when the benchmark ended) are counted as cancelled",
@@ -113,10 +113,13 @@ func guidellmStage(b obj) (summary.Stage, []string, error) {
 		name, key string
 		scale     float64
 		d         *stats.Dist
-	}{{"time_to_first_token_ms", "ttft_ms", 1, &s.TTFT}, {"inter_token_latency_ms", "itl_ms", 1, &s.ITL}, {"request_latency", "e2e_ms", 1000, &s.E2E}} {
+	}{{"time_to_first_token_ms", "ttft_ms", 1, &s.TTFT}, {"inter_token_latency_ms", "tpot_ms", 1, &s.TPOT}, {"request_latency", "e2e_ms", 1000, &s.E2E}} {
 		d, _, err := read(f.name, f.scale)
 		if err != nil {
 			return s, nil, err
+		}
+		if f.key == "tpot_ms" && d.N > 0 {
+			d.N = s.OK // a per-request average, its count weighted by decode tokens
 		}
 		*f.d = d
 		if d.N > 0 {
@@ -237,18 +240,18 @@ func guidellmDist(m obj, name string, scale float64) (stats.Dist, summaryOf, err
 	if err != nil {
 		return none(), absent, err
 	}
-	var v [6]float64
+	var v [7]float64
 	for i, k := range []string{"mean", "median", "max", "total_sum"} {
 		if v[i], err = ds.figure(k); err != nil {
 			return none(), absent, err
 		}
 	}
-	v[4], v[5] = math.NaN(), math.NaN()
+	v[4], v[5], v[6] = math.NaN(), math.NaN(), math.NaN()
 	p50 := v[1]
 	if pc, ok, err := ds.sub("percentiles"); err != nil {
 		return none(), absent, err
 	} else if ok {
-		for i, k := range []string{"p90", "p99"} {
+		for i, k := range []string{"p90", "p99", "p95"} {
 			if v[4+i], err = pc.figure(k); err != nil {
 				return none(), absent, err
 			}
@@ -263,6 +266,9 @@ func guidellmDist(m obj, name string, scale float64) (stats.Dist, summaryOf, err
 		return none(), absent, ds.errorf("count", "missing")
 	}
 	d := dist(n, v[0]*scale, p50*scale, v[4]*scale, v[5]*scale, v[2]*scale)
+	if d.N > 0 {
+		d.P95 = v[6] * scale
+	}
 	return d, summaryOf{total: v[3]}, nil
 }
 

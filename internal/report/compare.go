@@ -123,6 +123,15 @@ func ratioCell(m analyze.Metric) string {
 	case !math.IsNaN(m.P):
 		extra = fmt.Sprintf(" (p=%.3g)", m.P)
 	}
+	if math.IsNaN(m.Ratio) || math.IsInf(m.Ratio, 0) {
+		if !m.Significant {
+			return "-"
+		}
+	} else if math.IsNaN(m.Lo) && math.IsNaN(m.P) {
+		// Not tested (a file of summaries holds no per-request samples):
+		// the ratio is shown, and said untested rather than hidden.
+		return fmt.Sprintf("%.2f× (not tested)", m.Ratio)
+	}
 	if !m.Significant {
 		return "~" + strings.Replace(extra, " ", " ", 1)
 	}

@@ -30,6 +30,13 @@ func DescribeSource(r *analyze.Run) string {
 		known = append(known, "the file names no model, engine or GPU")
 	}
 	fmt.Fprintf(&b, "\nsetup: %s", strings.Join(known, ", "))
+	if w := s.Workload; w.InputTokens > 0 || w.OutputTokens > 0 {
+		lengths := fmt.Sprintf("%s-token prompts, %s output tokens", orUnknown(w.InputTokens), orUnknown(w.OutputTokens))
+		if r.Source.MeanLengths {
+			lengths = fmt.Sprintf("prompts of %s tokens and outputs of %s tokens on average (the file's totals / its completed requests)", orUnknown(w.InputTokens), orUnknown(w.OutputTokens))
+		}
+		fmt.Fprintf(&b, "\nworkload: %s; EOS and temperature: not in the file", lengths)
+	}
 	return b.String()
 }
 
@@ -105,4 +112,12 @@ func three(a, b, c float64) string {
 		prec = 2
 	}
 	return num(a, prec) + " / " + num(b, prec) + " / " + num(c, prec)
+}
+
+// orUnknown is n, or "?" for a length the file does not state.
+func orUnknown(n int) string {
+	if n <= 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }

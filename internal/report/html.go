@@ -409,8 +409,12 @@ func (p *page) html() string {
 		for _, note := range Notes(r) {
 			fmt.Fprintf(&b, "<p class=\"warn\">%s</p>\n", text(note))
 		}
-		fmt.Fprintf(&b, "<p>%s</p>\n", strings.ReplaceAll(text(Describe(r.Setup)), "\n", "<br>"))
-		headlineHTML(&b, r.Figures())
+		desc := Describe(r.Setup)
+		if r.Source != nil {
+			desc = DescribeSource(r) // never the zeros of fields the file does not state
+		}
+		fmt.Fprintf(&b, "<p>%s</p>\n", strings.ReplaceAll(text(desc), "\n", "<br>"))
+		headlineHTML(&b, r.Figures(), r.Source)
 		shardsHTML(&b, r)
 		b.WriteString("<p>aggregate = output tokens / stage wall time; request and decode tok/s are means over requests; TTFT = first token − sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).</p>\n")
 	}
@@ -484,7 +488,9 @@ func stageLines(s *analyze.Stage) []string {
 	return out
 }
 
-func headlineHTML(b *strings.Builder, stages []summary.Stage) {
+// headlineHTML is the headline table; a figure another tool's file (src)
+// does not hold is "—", never a number.
+func headlineHTML(b *strings.Builder, stages []summary.Stage, src *analyze.Source) {
 	open := len(stages) > 0
 	for _, s := range stages {
 		open = open && s.Rate > 0
@@ -494,9 +500,14 @@ func headlineHTML(b *strings.Builder, stages []summary.Stage) {
 		fmt.Fprintf(b, "<th>%s</th>", text(c))
 	}
 	b.WriteString("</tr>\n")
-	for _, r := range Rows(stages, DefaultPercentiles) {
+	rows := Rows(stages, DefaultPercentiles)
+	headlineBlank(rows, src)
+	for _, r := range rows {
 		b.WriteString("<tr>")
 		for _, c := range r {
+			if src != nil && (c == "-" || c == "- / -") {
+				c = strings.ReplaceAll(c, "-", "—")
+			}
 			fmt.Fprintf(b, "<td>%s</td>", text(c))
 		}
 		b.WriteString("</tr>\n")

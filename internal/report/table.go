@@ -222,7 +222,14 @@ func runTable(r *analyze.Run) *Table {
 	for _, s := range r.Stages {
 		errs := s.Requests - s.OK - s.Cancelled
 		src := r.Source // figures another tool's file lacks are blank
-		row := []any{analyze.Label(s.Stage), s.Concurrency, s.Rate, s.Requests, s.OK, tableBlank(src, "errors", float64(errs)),
+		var conc, rate any = s.Concurrency, s.Rate
+		if src != nil && s.Concurrency == 0 {
+			conc = math.NaN() // the file states no concurrency
+		}
+		if src != nil && s.Rate == 0 {
+			rate = math.NaN()
+		}
+		row := []any{analyze.Label(s.Stage), conc, rate, s.Requests, s.OK, tableBlank(src, "errors", float64(errs)),
 			tableBlank(src, "aggregate_tok_s", s.AggregateTokS), tableBlank(src, "steady_tok_s", s.SteadyTokS), nanIfEmpty(s.RequestTokS), nanIfEmpty(s.DecodeTokS)}
 		row = append(row, dist(s.TTFT)...)
 		row = append(row, dist(s.TPOT)...)
