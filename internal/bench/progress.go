@@ -27,7 +27,9 @@ const (
 // liveEvery is how often ProgressLines writes a line when Env.LiveEvery is 0.
 const liveEvery = 5 * time.Second
 
-// liveWindow is how far back live tok/s looks.
+// liveWindow is how far back live tok/s looks at least; it looks back two
+// mean request latencies when that is longer, so tokens counted as
+// requests finish do not make the figure jump between 0 and a burst.
 const liveWindow = 3 * time.Second
 
 // live is one stage's progress: requests done of the stage's total, the
@@ -42,6 +44,8 @@ type live struct {
 	start time.Time
 
 	done, errs, tokens atomic.Int64
+	e2eNs              atomic.Int64 // Σ E2E of the ok requests done, for the window
+	okDone             atomic.Int64
 
 	mu   sync.Mutex
 	seen []snapshot // recent (time, tokens), for live tok/s
@@ -63,6 +67,34 @@ func (l *live) add(r *record.Record) {
 	if !r.OK() && r.Status != record.StatusCancelled {
 		l.errs.Add(1)
 	}
+	if e2e, ok := r.E2E(); ok && r.OK() {
+		l.e2eNs.Add(int64(e2e))
+		l.okDone.Add(1)
+	}
+}
+
+// window is how far back live tok/s looks: liveWindow, or two mean
+// request latencies when longer.
+func (l *live) window() time.Duration {
+	w := liveWindow
+	if n := l.okDone.Load(); n > 0 {
+		w = max(w, 2*time.Duration(l.e2eNs.Load()/n))
+	}
+	return w
+}
+
+// fraction is how far the stage is, 0..1: the share of its requests done,
+// or of its time gone where that is further (a stage of the default size
+// also ends when its time is up).
+func (l *live) fraction(now time.Time) float64 {
+	f := 0.0
+	if l.total > 0 {
+		f = float64(l.done.Load()) / float64(l.total)
+	}
+	if l.dur > 0 {
+		f = max(f, float64(now.Sub(l.start))/float64(l.dur))
+	}
+	return min(max(f, 0), 1)
 }
 
 // end stops the display; the stage's end line follows it.
@@ -78,7 +110,8 @@ func (l *live) rate(now time.Time) float64 {
 	defer l.mu.Unlock()
 	tok := l.tokens.Load()
 	l.seen = append(l.seen, snapshot{now, tok})
-	for len(l.seen) > 2 && now.Sub(l.seen[1].at) >= liveWindow {
+	window := l.window()
+	for len(l.seen) > 2 && now.Sub(l.seen[1].at) >= window {
 		l.seen = l.seen[1:]
 	}
 	first := l.seen[0]
@@ -167,8 +200,8 @@ func (l *live) lines(w io.Writer, every time.Duration) {
 	l.stop = func() { close(quit); <-done }
 }
 
-// bars draws a bar of requests done (of the stage's time, for a timed
-// stage) with the status beside it, redrawn in place by mpb; refresh 0 is
+// bars draws a bar of the stage's fraction done (requests, or time where
+// that is further) with the status beside it, redrawn in place by mpb; refresh 0 is
 // mpb's pace for a terminal, a refresh given also draws to a writer that
 // is not one (tests).
 func (l *live) bars(w io.Writer, refresh time.Duration) {
@@ -177,10 +210,7 @@ func (l *live) bars(w io.Writer, refresh time.Duration) {
 		opts = append(opts, mpb.WithRefreshRate(refresh), mpb.WithAutoRefresh())
 	}
 	p := mpb.New(opts...)
-	total := int64(l.total)
-	if total == 0 {
-		total = max(1, l.dur.Milliseconds())
-	}
+	const total = 1000 // per mille of fraction()
 	bar := p.AddBar(total, mpb.BarRemoveOnComplete(),
 		mpb.PrependDecorators(decor.Name(l.label+" ")),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return " " + l.status(time.Now()) })))
@@ -192,11 +222,7 @@ func (l *live) bars(w io.Writer, refresh time.Duration) {
 		for {
 			select {
 			case now := <-t.C:
-				if l.total > 0 {
-					bar.SetCurrent(min(l.done.Load(), total-1))
-				} else {
-					bar.SetCurrent(min(now.Sub(l.start).Milliseconds(), total-1))
-				}
+				bar.SetCurrent(min(int64(total*l.fraction(now)), total-1))
 			case <-quit:
 				return
 			}

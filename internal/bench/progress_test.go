@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -162,4 +163,55 @@ func TestProgressETAOfAStageWithATimeLimit(t *testing.T) {
 			t.Errorf("got %q, want the 30 s limit's ETA of 25.0 s", got)
 		}
 	})
+}
+
+// A stage of the default size ends at its request count or its time,
+// whichever comes first: its bar fills by whichever is further.
+func TestProgressFractionByTime(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1000, 0)
+	l := &live{total: 100, dur: 30 * time.Second, start: start}
+	for range 10 {
+		l.add(finished(1, record.StatusOK))
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{time.Second, 0.1}, {15 * time.Second, 0.5}, {45 * time.Second, 1}} {
+		if got := l.fraction(start.Add(c.at)); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("10 of 100 requests at %v of 30 s: fraction %.3f, want %.3f", c.at, got, c.want)
+		}
+	}
+	untimed := &live{total: 100, start: start}
+	untimed.add(finished(1, record.StatusOK))
+	if got := untimed.fraction(start.Add(time.Hour)); got != 0.01 {
+		t.Errorf("a stage with no time cap: fraction %.3f, want 0.01", got)
+	}
+}
+
+// Requests of 6 s that finish 32 at a time every 6 s: live tok/s looks back
+// two request latencies, so it never drops to 0 between the waves (a 3 s
+// window reads 0 half the time) and stays within a factor 2 of the truth.
+func TestProgressRateSmoothed(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1000, 0)
+	l := &live{total: 10000, start: start}
+	truth := 32.0 * 1000 / 6
+	lo, hi := math.Inf(1), 0.0
+	for sec := 1; sec <= 90; sec++ {
+		if sec%6 == 0 {
+			for range 32 {
+				r := finished(1000, record.StatusOK)
+				r.Sent, r.LastToken = 0, 6*time.Second
+				l.add(r)
+			}
+		}
+		rate := l.rate(start.Add(time.Duration(sec) * time.Second))
+		if sec >= 24 {
+			lo, hi = math.Min(lo, rate), math.Max(hi, rate)
+		}
+	}
+	if lo < truth/2 || hi > truth*2 {
+		t.Errorf("live tok/s ranged %.0f–%.0f, truth %.0f", lo, hi, truth)
+	}
 }

@@ -11,14 +11,25 @@ const quietHelp = "no live progress (by default each stage shows requests done, 
 
 // liveMode is how stages show their progress on stderr: a bar redrawn in
 // place on a terminal, plain lines when stderr is a file or a pipe (CI
-// logs), nothing with --quiet or when stderr is no file at all (a caller's
-// buffer: tests, embedding).
+// logs) or a terminal of no known size (a bar drawn 0 columns wide shows
+// nothing), nothing with --quiet or when stderr is no file at all (a
+// caller's buffer: tests, embedding).
 func liveMode(stderr io.Writer, quiet bool) bench.ProgressMode {
 	f, ok := stderr.(*os.File)
 	if quiet || !ok {
 		return bench.ProgressOff
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+	fi, err := f.Stat()
+	terminal := err == nil && fi.Mode()&os.ModeCharDevice != 0
+	cols, _, known := termSize(f)
+	return modeFor(terminal, cols, known)
+}
+
+// modeFor is the progress mode for stderr: bars on a terminal wide enough
+// to draw one (the bar and its status need 40 columns), plain lines
+// otherwise.
+func modeFor(terminal bool, cols int, known bool) bench.ProgressMode {
+	if terminal && known && cols >= 40 {
 		return bench.ProgressBars
 	}
 	return bench.ProgressLines
