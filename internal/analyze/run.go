@@ -31,7 +31,10 @@ type Run struct {
 	// Percentiles are the ones the text table shows (--percentiles; nil:
 	// the report's default); a view setting, not a figure.
 	Percentiles []float64 `json:"-"`
-	Warnings    []Warning `json:"warnings"`
+	// Wide says the text table shows every column (--wide), not the
+	// compact layout that fits 100 columns; a view setting too.
+	Wide     bool      `json:"-"`
+	Warnings []Warning `json:"warnings"`
 	// Verdict is the scaling verdict of a closed-loop run of two or more
 	// levels; nil otherwise.
 	Verdict *Verdict `json:"verdict,omitempty"`

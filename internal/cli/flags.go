@@ -269,6 +269,7 @@ type loadFlags struct {
 	seed                              int64
 	concSet                           bool
 	percentiles                       ints
+	wide                              bool
 	stab                              stabilityFlags
 	shard                             shardFlags
 }
@@ -307,7 +308,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	}
 	fs.StringVarP(&f.out, "out", "o", "", outHelp)
 	registerFormat(fs, &f.format)
-	registerPercentiles(fs, &f.percentiles)
+	registerPercentiles(fs, &f.percentiles, &f.wide)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
@@ -367,9 +368,11 @@ func registerFormat(fs *flagSet, format *string) {
 	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure)")
 }
 
-// registerPercentiles adds --percentiles, the text table's percentiles.
-func registerPercentiles(fs *flagSet, ps *ints) {
+// registerPercentiles adds --percentiles, the text table's percentiles,
+// and --wide, its every column.
+func registerPercentiles(fs *flagSet, ps *ints, wide *bool) {
 	fs.Var(ps, "percentiles", "the percentiles the text table shows, of 50, 90, 95, 99 and 100 (the maximum), e.g. 50,90,99 (default 50,99; json and csv have them all)")
+	fs.BoolVar(wide, "wide", false, "the text table with every column (req/s, request tok/s, TPOT, tokens, wall); the default fits 100 columns")
 }
 
 // percentiles checks --percentiles and returns them for the run model.

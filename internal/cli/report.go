@@ -17,7 +17,8 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	var format string
 	registerFormat(fs, &format)
 	var pflags ints
-	registerPercentiles(fs, &pflags)
+	var wide bool
+	registerPercentiles(fs, &pflags, &wide)
 	var cf chartFlags
 	cf.register(fs)
 	gpus := fs.Int("gpus", 0, "GPUs behind each run whose file does not say (its per-GPU figures and charts)")
@@ -42,11 +43,11 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if together(format) {
 		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
 	}
-	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, cf.gpus, e) })
+	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, wide, cf.gpus, e) })
 }
 
 // reportEach renders each file in turn, its table with percentiles ps.
-func reportEach(ctx context.Context, paths []string, format string, ps []float64, gpus int, e *env) error {
+func reportEach(ctx context.Context, paths []string, format string, ps []float64, wide bool, gpus int, e *env) error {
 	// Records are folded into their stage's figures as they are read, so
 	// a file of a million requests is never held in memory; the files of
 	// one sharded run are merged into one run.
@@ -62,7 +63,7 @@ func reportEach(ctx context.Context, paths []string, format string, ps []float64
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)
 		}
-		run.Percentiles = ps
+		run.Percentiles, run.Wide = ps, wide
 		if format != "text" {
 			for _, n := range report.Notes(run) {
 				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean

@@ -231,20 +231,51 @@ func Rows(stages []summary.Stage, ps []float64) [][]string {
 }
 
 // Headline writes the headline table with aligned columns, percentiles ps
-// (nil: DefaultPercentiles).
-func Headline(w io.Writer, stages []summary.Stage, ps []float64) {
+// (nil: DefaultPercentiles), every column when wide, else the compact
+// layout.
+func Headline(w io.Writer, stages []summary.Stage, ps []float64, wide bool) {
 	if len(ps) == 0 {
 		ps = DefaultPercentiles
 	}
-	headline(w, stages, Rows(stages, ps), ps)
+	headline(w, stages, Rows(stages, ps), ps, wide)
 }
 
-func headline(w io.Writer, stages []summary.Stage, rows [][]string, ps []float64) {
+// compactColumns are the columns of the compact headline (by their index
+// in columns' list) and their shorter names: the load, aggregate and
+// decode tok/s, TTFT, ITL and E2E, the requests behind them and errors;
+// with the default percentiles it fits 100 columns of a terminal.
+var compactColumns = []struct {
+	at   int
+	name string // "" keeps the full name
+}{{0, ""}, {1, "agg tok/s"}, {4, "dec tok/s"}, {5, ""}, {7, ""}, {8, ""}, {9, ""}, {12, "err"}}
+
+// CompactNote says what the compact headline leaves out.
+const CompactNote = "agg = aggregate, dec = decode; --wide shows every column (req/s, request tok/s, TPOT, tokens, wall)"
+
+func headline(w io.Writer, stages []summary.Stage, rows [][]string, ps []float64, wide bool) {
 	open := len(stages) > 0
 	for _, s := range stages {
 		open = open && s.Rate > 0
 	}
-	aligned(w, columns(ps, open), rows, 3)
+	cols := columns(ps, open)
+	if wide {
+		aligned(w, cols, rows, 3)
+		return
+	}
+	names := make([]string, len(compactColumns))
+	for i, c := range compactColumns {
+		names[i] = cols[c.at]
+		if c.name != "" {
+			names[i] = c.name
+		}
+	}
+	picked := make([][]string, len(rows))
+	for r, row := range rows {
+		for _, c := range compactColumns {
+			picked[r] = append(picked[r], row[c.at])
+		}
+	}
+	aligned(w, names, picked, 3)
 }
 
 // fewNote says what † means, for the percentiles shown, or "" when no
@@ -374,8 +405,11 @@ func Text(w io.Writer, r *analyze.Run) {
 	}
 	rows := Rows(stages, ps)
 	headlineBlank(rows, r.Source)
-	headline(w, stages, rows, ps)
+	headline(w, stages, rows, ps, r.Wide)
 	fmt.Fprintln(w)
+	if !r.Wide {
+		fmt.Fprintln(w, CompactNote)
+	}
 	if r.Source != nil {
 		for _, s := range stages {
 			if line := SourceStageLine(s, r.Source); line != "" {

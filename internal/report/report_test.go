@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/check"
@@ -172,5 +173,41 @@ func TestSelftestSaysTheSimulatorFellBehind(t *testing.T) {
 	Render(&b, "text", s)
 	if !strings.Contains(b.String(), "at 4096 streams the simulator ran 300 of its 1000 steps late (30%)") || strings.Contains(b.String(), "at 32 streams the simulator") {
 		t.Errorf("%s", b.String())
+	}
+}
+
+// The text table fits 100 columns by default, even with five-digit
+// throughputs and four-digit latencies; --wide (Run.Wide) has every column.
+func TestCompactTableFits100(t *testing.T) {
+	t.Parallel()
+	r := run()
+	for i := range r.Stages {
+		s := &r.Stages[i].Stage
+		s.Concurrency = 1024 * (i + 1)
+		s.AggregateTokS, s.DecodeTokS.Mean = 123456.7, 9999.9
+		s.TTFT.P50, s.TTFT.P99 = 1234.5, 98765.4
+		s.ITL.P50, s.ITL.P99 = 123.4, 5678.9
+		s.E2E.P50, s.E2E.P99 = 123456, 987654
+		s.Errors = map[record.Status]int{record.Status("http_500"): 12345}
+	}
+	for _, wide := range []bool{false, true} {
+		r.Wide = wide
+		var b strings.Builder
+		Text(&b, r)
+		cols, widest := 0, 0
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, "|") {
+				widest = max(widest, utf8.RuneCountInString(line))
+				cols = strings.Count(line, "|") - 1
+			}
+		}
+		switch {
+		case !wide && widest > 100:
+			t.Errorf("compact table is %d columns wide:\n%s", widest, b.String())
+		case wide && cols != 13:
+			t.Errorf("--wide table has %d columns, want all 13", cols)
+		case !wide && !strings.Contains(b.String(), "--wide"):
+			t.Error("the compact table does not say how to see every column")
+		}
 	}
 }
