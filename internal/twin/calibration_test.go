@@ -1,0 +1,82 @@
+package twin_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/twin"
+)
+
+// calibrated are the figures whose intervals the calibration checks, and
+// how to read each from a measured stage.
+var calibrated = []struct {
+	name string
+	of   func(s *summary.Stage) float64
+}{
+	{"aggregate tok/s", func(s *summary.Stage) float64 { return s.AggregateTokS }},
+	{"decode tok/s", func(s *summary.Stage) float64 { return s.DecodeTokS.Mean }},
+	{"TTFT p50 ms", func(s *summary.Stage) float64 { return s.TTFT.P50 }},
+}
+
+// coverage is the share of (profile, level, figure) cases whose 95%
+// interval must hold what the simulator then measured.
+const coverage = 0.90
+
+// The twin's intervals are calibrated: over every built-in profile, the
+// twin fitted to a sweep of C = 1, 4, 16 predicts C = 32 and 64, the
+// simulator (virtual time) measures them, and the intervals hold the
+// measured aggregate tok/s, decode tok/s and TTFT p50 in at least 90% of
+// the cases. The table it prints (go test -v, or to the file named by
+// TOKPERF_TWIN_TABLE) is docs/METRICS.md §10's.
+func TestTwinIntervalsAreCalibrated(t *testing.T) {
+	skipUnderRace(t)
+	var b strings.Builder
+	b.WriteString("| profile | C | figure | predicted (95%) | measured | error | covered |\n|---|--:|---|---|--:|--:|:-:|\n")
+	cases, covered := 0, 0
+	for _, prof := range sim.Profiles() {
+		in := input(t, sweep(t, prof.Name, defaultWorkload, []int{1, 4, 16}))
+		f, err := twin.Fit(in)
+		if err != nil {
+			t.Fatalf("%s: %v", prof.Name, err)
+		}
+		pred := f.Predict([]int{32, 64}, twin.Options{})
+		got := input(t, sweep(t, prof.Name, defaultWorkload, []int{32, 64}))
+		for i, p := range pred {
+			m := got.Stages[i].Stage
+			if m.Concurrency != p.Concurrency {
+				t.Fatalf("%s: stage %d measured C=%d, predicted C=%d", prof.Name, i, m.Concurrency, p.Concurrency)
+			}
+			for _, fig := range calibrated {
+				e, ok := p.Figure(fig.name)
+				if !ok {
+					t.Fatalf("%s C=%d: no %s predicted", prof.Name, p.Concurrency, fig.name)
+				}
+				want := fig.of(&m)
+				cases++
+				in := "no"
+				if e.Covers(want) {
+					covered++
+					in = "yes"
+				}
+				fmt.Fprintf(&b, "| %s | %d | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s |\n", prof.Name, p.Concurrency, fig.name, e.Value, e.Lo, e.Hi, want, 100*(e.Value/want-1), in)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n%d of %d intervals cover the measurement (%.0f%%).\n", covered, cases, 100*float64(covered)/float64(cases))
+	t.Log("\n" + b.String())
+	if file := os.Getenv("TOKPERF_TWIN_TABLE"); file != "" {
+		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(sim.Profiles()) < 4 {
+		t.Errorf("%d built-in profiles: the calibration is meant to cover every one", len(sim.Profiles()))
+	}
+	if float64(covered) < coverage*float64(cases) {
+		t.Errorf("%d of %d intervals cover the measurement, want at least %.0f%%", covered, cases, 100*coverage)
+	}
+}
