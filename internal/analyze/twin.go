@@ -74,11 +74,14 @@ type TwinParam struct {
 // prediction past the run is the envelope of, the first being its
 // estimate's (docs/METRICS.md §10).
 type TwinShape struct {
-	FromBatch       int      `json:"from_batch"`       // the largest fitted batch (× verify width)
-	FromConcurrency int      `json:"from_concurrency"` // the largest fitted level
-	Pinned          bool     `json:"pinned"`
-	Growths         []string `json:"growths"`
-	Text            string   `json:"text"`
+	FromBatch       int  `json:"from_batch"`       // the largest fitted batch (× verify width)
+	FromConcurrency int  `json:"from_concurrency"` // the largest fitted level
+	Pinned          bool `json:"pinned"`
+	// Growths name the growths: straight (the fitted table's last
+	// segment extended), power (a + k·B^p through the last three steps),
+	// knee (compute-bound from the last batch: the step in proportion).
+	Growths []string `json:"growths"`
+	Text    string   `json:"text"`
 }
 
 // Estimate is a predicted figure with its interval (95%).

@@ -19,6 +19,7 @@ import (
 // batch: extend gives the fitted table with that growth's points beyond
 // its last batch, up to batch upTo.
 type growth struct {
+	key    string // straight, power, knee
 	name   string
 	extend func(table []sim.StepPoint, upTo int) []sim.StepPoint
 }
@@ -45,7 +46,7 @@ func (t *Fitted) readShape() shape {
 		slope = (last.StepMs - table[n-2].StepMs) / float64(last.Batch-table[n-2].Batch)
 	}
 	s := shape{model: analyze.TwinShape{FromBatch: last.Batch, FromConcurrency: t.maxC}}
-	s.growths = append(s.growths, growth{name: fmt.Sprintf("the table extended straight (%.3g ms a batch slot)", slope), extend: nil})
+	s.growths = append(s.growths, growth{key: "straight", name: fmt.Sprintf("the table extended straight (%.3g ms a batch slot)", slope), extend: nil})
 	var why string
 	switch {
 	case n < 3:
@@ -66,13 +67,13 @@ func (t *Fitted) readShape() shape {
 			why = fmt.Sprintf("not pinned: the slopes between batches %d, %d and %d (%.3g and %.3g ms a batch slot) differ by less than their error, so no curvature was measured", a.Batch, b.Batch, c.Batch, s1, s2)
 		}
 		if base, k, p, ok := powerThrough(a, b, c); ok {
-			s.growths = append(s.growths, growth{name: fmt.Sprintf("a power law through the last three steps (exponent %.2f)", p), extend: func(tb []sim.StepPoint, upTo int) []sim.StepPoint {
+			s.growths = append(s.growths, growth{key: "power", name: fmt.Sprintf("a power law through the last three steps (exponent %.2f)", p), extend: func(tb []sim.StepPoint, upTo int) []sim.StepPoint {
 				return extendBy(tb, upTo, func(x float64) float64 { return base + k*math.Pow(x, p) })
 			}})
 		}
 	}
 	knee := last.StepMs / float64(last.Batch)
-	s.growths = append(s.growths, growth{name: fmt.Sprintf("a compute-bound knee at batch %d (the step in proportion to the batch: throughput flat past it)", last.Batch), extend: func(tb []sim.StepPoint, upTo int) []sim.StepPoint {
+	s.growths = append(s.growths, growth{key: "knee", name: fmt.Sprintf("a compute-bound knee at batch %d (the step in proportion to the batch: throughput flat past it)", last.Batch), extend: func(tb []sim.StepPoint, upTo int) []sim.StepPoint {
 		// The steeper of the straight line and the proportional one: a
 		// measured slope already steeper than proportional goes on.
 		x := 2 * last.Batch
@@ -80,7 +81,7 @@ func (t *Fitted) readShape() shape {
 	}})
 	var names []string
 	for _, g := range s.growths {
-		s.model.Growths = append(s.model.Growths, g.name)
+		s.model.Growths = append(s.model.Growths, g.key)
 		names = append(names, g.name)
 	}
 	s.model.Text = fmt.Sprintf("past batch %d (C=%d) the step time's growth is %s; a prediction past C=%d is the envelope of %s, each with the fit's interval, and its estimate is the first", last.Batch, t.maxC, why, t.maxC, strings.Join(names, ", "))
