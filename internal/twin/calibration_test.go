@@ -2,6 +2,7 @@ package twin_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func TestTwinIntervalsAreCalibrated(t *testing.T) {
 					covered++
 					in = "yes"
 				}
-				fmt.Fprintf(&b, "| %s | %d | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s |\n", prof.Name, p.Concurrency, fig.name, e.Value, e.Lo, e.Hi, want, 100*(e.Value/want-1), in)
+				fmt.Fprintf(&b, "| %s | %d | %s | %s (%s–%s) | %s | %+.1f%% | %s |\n", prof.Name, p.Concurrency, fig.name, num(e.Value), num(e.Lo), num(e.Hi), num(want), 100*(e.Value/want-1), in)
 			}
 		}
 	}
@@ -79,4 +80,12 @@ func TestTwinIntervalsAreCalibrated(t *testing.T) {
 	if float64(covered) < coverage*float64(cases) {
 		t.Errorf("%d of %d intervals cover the measurement, want at least %.0f%%", covered, cases, 100*coverage)
 	}
+}
+
+// num is a figure with four significant digits, never in e-notation.
+func num(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
 }
