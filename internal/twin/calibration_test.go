@@ -1,12 +1,15 @@
 package twin_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/tokperf/tokperf/internal/baseline"
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/twin"
@@ -31,7 +34,8 @@ const coverage = 0.90
 // twin fitted to a sweep of C = 1, 4, 16 predicts C = 32 and 64, the
 // simulator (virtual time) measures them, and the intervals hold the
 // measured aggregate tok/s, decode tok/s and TTFT p50 in at least 90% of
-// the cases. The table it prints (go test -v, or to the file named by
+// the cases; and the seed article's own C = 32, predicted from its table's
+// C = 1, 4, 16, falls inside its interval. The table it prints (go test -v, or to the file named by
 // TOKPERF_TWIN_TABLE) is docs/METRICS.md §10's.
 func TestTwinIntervalsAreCalibrated(t *testing.T) {
 	skipUnderRace(t)
@@ -68,6 +72,27 @@ func TestTwinIntervalsAreCalibrated(t *testing.T) {
 		}
 	}
 	fmt.Fprintf(&b, "\n%d of %d intervals cover the measurement (%.0f%%).\n", covered, cases, 100*float64(covered)/float64(cases))
+	// The seed article's own table, fitted at its C = 1, 4, 16: its C = 32
+	// (2156.4 tok/s aggregate) must fall inside the interval.
+	art, err := bench.Twin(context.Background(), bench.TwinConfig{Baseline: baseline.Find(baseline.Builtin(), "seed-qwen3.5-397b-8x-rtxpro6000"), FitLevels: []int{1, 4, 16}, Levels: []int{32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("\nThe seed article's table, fitted at C = 1, 4, 16:\n\n| C | figure | predicted (95%) | the article | error | covered |\n|--:|---|---|--:|--:|:-:|\n")
+	p := art.Predicted[0]
+	for i, f := range p.Figures {
+		if i >= len(p.Measured) {
+			break
+		}
+		in := "no"
+		if f.Covers(p.Measured[i]) {
+			in = "yes"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s (%s–%s) | %s | %+.1f%% | %s |\n", p.Concurrency, f.Name, num(f.Value), num(f.Lo), num(f.Hi), num(p.Measured[i]), 100*(f.Value/p.Measured[i]-1), in)
+	}
+	if agg, _ := p.Figure("aggregate tok/s"); len(p.Measured) == 0 || p.Measured[0] != 2156.4 || !agg.Covers(p.Measured[0]) {
+		t.Errorf("the article's C=32: predicted %+v, the article %v: want 2156.4 inside", agg, p.Measured)
+	}
 	t.Log("\n" + b.String())
 	if file := os.Getenv("TOKPERF_TWIN_TABLE"); file != "" {
 		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {

@@ -293,10 +293,12 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 				each = append(each, val)
 				for _, st := range alt[i] {
 					g := fig.of(&st)
-					each = append(each, g)
-					if g > 0 {
+					if !(g > 0) || math.IsInf(g, 0) {
+						g = 0 // nothing measured under it: no part of the envelope
+					} else {
 						lo, hi = min(lo, g), max(hi, g)
 					}
+					each = append(each, g)
 				}
 			}
 			g := make([]float64, len(t.v))
