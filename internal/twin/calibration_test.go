@@ -34,42 +34,64 @@ const coverage = 0.90
 // twin fitted to a sweep of C = 1, 4, 16 predicts C = 32 and 64, the
 // simulator (virtual time) measures them, and the intervals hold the
 // measured aggregate tok/s, decode tok/s and TTFT p50 in at least 90% of
-// the cases; and the seed article's own C = 32, predicted from its table's
-// C = 1, 4, 16, falls inside its interval. The table it prints (go test -v, or to the file named by
-// TOKPERF_TWIN_TABLE) is docs/METRICS.md §10's.
+// the cases; and the seed article's own C = 32, predicted from its
+// table's C = 1, 4, 16, falls inside its interval. The table it prints
+// (go test -v, or to the file named by TOKPERF_TWIN_TABLE) is
+// docs/METRICS.md §10's.
 func TestTwinIntervalsAreCalibrated(t *testing.T) {
 	skipUnderRace(t)
 	var b strings.Builder
 	b.WriteString("| profile | C | figure | predicted (95%) | measured | error | covered |\n|---|--:|---|---|--:|--:|:-:|\n")
+	// Each profile's sweeps and fit are independent: they run in parallel,
+	// each filling its own rows, and the table joins them in order.
+	profiles := sim.Profiles()
+	type row struct {
+		text    string
+		covered bool
+	}
+	rows := make([][]row, len(profiles))
+	t.Run("profiles", func(t *testing.T) {
+		for k, prof := range profiles {
+			t.Run(prof.Name, func(t *testing.T) {
+				t.Parallel()
+				in := input(t, sweep(t, prof.Name, defaultWorkload, []int{1, 4, 16}))
+				f, err := twin.Fit(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pred := f.Predict([]int{32, 64}, twin.Options{})
+				got := input(t, sweep(t, prof.Name, defaultWorkload, []int{32, 64}))
+				for i, p := range pred {
+					m := got.Stages[i].Stage
+					if m.Concurrency != p.Concurrency {
+						t.Fatalf("stage %d measured C=%d, predicted C=%d", i, m.Concurrency, p.Concurrency)
+					}
+					for _, fig := range calibrated {
+						e, ok := p.Figure(fig.name)
+						if !ok {
+							t.Fatalf("C=%d: no %s predicted", p.Concurrency, fig.name)
+						}
+						want := fig.of(&m)
+						r := row{covered: e.Covers(want)}
+						r.text = fmt.Sprintf("| %s | %d | %s | %s (%s–%s) | %s | %+.1f%% | %s |\n", prof.Name, p.Concurrency, fig.name, num(e.Value), num(e.Lo), num(e.Hi), num(want), 100*(e.Value/want-1), map[bool]string{true: "yes", false: "no"}[r.covered])
+						rows[k] = append(rows[k], r)
+					}
+				}
+			})
+		}
+	})
 	cases, covered := 0, 0
-	for _, prof := range sim.Profiles() {
-		in := input(t, sweep(t, prof.Name, defaultWorkload, []int{1, 4, 16}))
-		f, err := twin.Fit(in)
-		if err != nil {
-			t.Fatalf("%s: %v", prof.Name, err)
-		}
-		pred := f.Predict([]int{32, 64}, twin.Options{})
-		got := input(t, sweep(t, prof.Name, defaultWorkload, []int{32, 64}))
-		for i, p := range pred {
-			m := got.Stages[i].Stage
-			if m.Concurrency != p.Concurrency {
-				t.Fatalf("%s: stage %d measured C=%d, predicted C=%d", prof.Name, i, m.Concurrency, p.Concurrency)
+	for _, rs := range rows {
+		for _, r := range rs {
+			cases++
+			if r.covered {
+				covered++
 			}
-			for _, fig := range calibrated {
-				e, ok := p.Figure(fig.name)
-				if !ok {
-					t.Fatalf("%s C=%d: no %s predicted", prof.Name, p.Concurrency, fig.name)
-				}
-				want := fig.of(&m)
-				cases++
-				in := "no"
-				if e.Covers(want) {
-					covered++
-					in = "yes"
-				}
-				fmt.Fprintf(&b, "| %s | %d | %s | %s (%s–%s) | %s | %+.1f%% | %s |\n", prof.Name, p.Concurrency, fig.name, num(e.Value), num(e.Lo), num(e.Hi), num(want), 100*(e.Value/want-1), in)
-			}
+			b.WriteString(r.text)
 		}
+	}
+	if cases != len(profiles)*2*len(calibrated) {
+		t.Fatalf("%d cases, want %d", cases, len(profiles)*2*len(calibrated))
 	}
 	fmt.Fprintf(&b, "\n%d of %d intervals cover the measurement (%.0f%%).\n", covered, cases, 100*float64(covered)/float64(cases))
 	// The seed article's own table, fitted at its C = 1, 4, 16: its C = 32
