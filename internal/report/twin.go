@@ -106,7 +106,7 @@ func twinPredicted(w io.Writer, m *analyze.Twin) {
 	}
 	switch {
 	case len(each) > 0:
-		fmt.Fprintf(w, "beyond the largest measured level (C=%d) each interval is the envelope of the step time growing past batch %d %s (the note on its growth says whether the data pinned it), each with the fit's uncertainty; the estimate is the straight one (sweep --until-saturated runs the levels and compares)\n", m.Shape.FromConcurrency, m.Shape.FromBatch, orList(m.Shape.Growths))
+		fmt.Fprintf(w, "beyond the largest fitted level (C=%d) each interval is the envelope of the step time growing past batch %d %s (the note on its growth says whether the data pinned it), each with the fit's uncertainty; the estimate is the straight one (sweep --until-saturated runs the levels and compares)\n", m.Shape.FromConcurrency, m.Shape.FromBatch, orList(m.Shape.Growths))
 		fmt.Fprintf(w, "%s under each growth: %s\n", m.Predicted[0].Figures[0].Name, strings.Join(each, "; "))
 	case slices.ContainsFunc(m.Predicted, func(p analyze.Predicted) bool { return p.Beyond }):
 		fmt.Fprintln(w, "beyond the largest measured level the step time follows the table's last segment: a server that turns compute-bound or splits its batches past it is slower than predicted (sweep --until-saturated runs the levels and compares)")
