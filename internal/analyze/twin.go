@@ -30,6 +30,9 @@ type Twin struct {
 	Profile     string `json:"profile_yaml"`
 	ProfileFile string `json:"profile_file,omitempty"`
 	Evaluations int    `json:"evaluations"` // replays of the run the fit took
+	// Shape is what the fitted step times say of their growth past the
+	// largest fitted batch, where predictions beyond the run rest on it.
+	Shape *TwinShape `json:"shape,omitempty"`
 	// Predicted are the twin's figures at the levels asked for.
 	Predicted []Predicted `json:"predicted,omitempty"`
 	// SLO, when set, is what MaxConcurrency meets.
@@ -66,6 +69,21 @@ type TwinParam struct {
 	From   string  `json:"from"` // what in the data sets it
 }
 
+// TwinShape is the step time's growth past the largest fitted batch:
+// whether the fit measured its curvature (Pinned), and the growths a
+// prediction past the run is the envelope of, the first being its
+// estimate's (docs/METRICS.md §10).
+type TwinShape struct {
+	FromBatch       int  `json:"from_batch"`       // the largest fitted batch (× verify width)
+	FromConcurrency int  `json:"from_concurrency"` // the largest fitted level
+	Pinned          bool `json:"pinned"`
+	// Growths name the growths: straight (the fitted table's last
+	// segment extended), power (a + k·B^p through the last three steps),
+	// knee (compute-bound from the last batch: the step in proportion).
+	Growths []string `json:"growths"`
+	Text    string   `json:"text"`
+}
+
 // Estimate is a predicted figure with its interval (95%).
 type Estimate struct {
 	Value float64 `json:"value"`
@@ -93,6 +111,9 @@ type Predicted struct {
 type PredictedFigure struct {
 	Name string `json:"name"`
 	Estimate
+	// Growths, past the largest fitted level, are the figure under each
+	// growth of Twin.Shape, in its order: the interval is their envelope.
+	Growths []float64 `json:"growths,omitempty"`
 }
 
 // Figure returns the predicted figure of that name.

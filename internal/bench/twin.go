@@ -169,8 +169,23 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
 	run.Twin = m
 	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" {
-		v.Text += "; " + q
+		v.Text += "; " + q + unpinned(m, m.Predicted[len(beyond):])
 	}
+}
+
+// unpinned is the caveat a quoted prediction past the fitted levels
+// carries when the fit did not pin the step curve's shape there: its
+// intervals then span a straight to a compute-bound growth.
+func unpinned(m *analyze.Twin, ps []analyze.Predicted) string {
+	if m.Shape == nil || m.Shape.Pinned {
+		return ""
+	}
+	for _, p := range ps {
+		if p.Beyond {
+			return fmt.Sprintf(" (the step curve past C=%d is not pinned: the intervals span its growing straight to compute-bound)", m.Shape.FromConcurrency)
+		}
+	}
+	return ""
 }
 
 // foretell is the twin's prediction of level c before --until-saturated
@@ -213,8 +228,9 @@ func tableVerdict(f *twin.Fitted, in twin.Input, o twin.Options) string {
 	}
 	v := analyze.Scaling(stages)
 	if v.Kind == "rising" {
-		if q := analyze.Quote(f.Predict([]int{v.To * 3 / 2, v.To * 2}, o)); q != "" {
-			v.Text += "; " + q
+		ps := f.Predict([]int{v.To * 3 / 2, v.To * 2}, o)
+		if q := analyze.Quote(ps); q != "" {
+			v.Text += "; " + q + unpinned(f.Model(), ps)
 		}
 	}
 	return v.Text

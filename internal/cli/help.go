@@ -125,8 +125,10 @@ down, and the profile, which -o writes for tokperf sim.`,
 		summary: `The digital twin's figures at concurrency levels the run did not measure,
 each with a 95% interval (the fit's uncertainty and its error at the measured
 levels); with an SLO, the highest level predicted to keep 90% of requests
-within it. Beyond the largest measured level the step time is extrapolated:
-check the prediction (sweep --until-saturated runs and compares it).`,
+within it. Beyond the largest measured level the step time's growth was not
+measured: the interval spans it growing straight, along a power law and
+compute-bound; check the prediction (sweep --until-saturated runs and
+compares it).`,
 		examples: `  tokperf predict r.jsonl -c 48,64,128
   tokperf predict r.jsonl --slo-ttft 2s --slo-tpot 50ms
   tokperf predict r.jsonl --fit-levels 1,4,16 -c 32,64`,

@@ -93,12 +93,32 @@ func twinPredicted(w io.Writer, m *analyze.Twin) {
 	if measured {
 		fmt.Fprintln(w, "measured: what the level measured when it was run; the percentage is the prediction's error")
 	}
+	var each []string
 	for _, p := range m.Predicted {
-		if p.Beyond {
-			fmt.Fprintln(w, "beyond the largest measured level the step time follows the table's last segment: a server that turns compute-bound or splits its batches past it is slower than predicted (sweep --until-saturated runs the levels and compares)")
-			break
+		if !p.Beyond || m.Shape == nil || len(p.Figures) == 0 || len(p.Figures[0].Growths) != len(m.Shape.Growths) {
+			continue
 		}
+		var vals []string
+		for i, g := range m.Shape.Growths {
+			vals = append(vals, g+" "+sig(p.Figures[0].Growths[i]))
+		}
+		each = append(each, fmt.Sprintf("C=%d %s", p.Concurrency, strings.Join(vals, ", ")))
 	}
+	switch {
+	case len(each) > 0:
+		fmt.Fprintf(w, "beyond the largest fitted level (C=%d) each interval is the envelope of the step time growing past batch %d %s (the note on its growth says whether the data pinned it), each with the fit's uncertainty; the estimate is the straight one (sweep --until-saturated runs the levels and compares)\n", m.Shape.FromConcurrency, m.Shape.FromBatch, orList(m.Shape.Growths))
+		fmt.Fprintf(w, "%s under each growth: %s\n", m.Predicted[0].Figures[0].Name, strings.Join(each, "; "))
+	case slices.ContainsFunc(m.Predicted, func(p analyze.Predicted) bool { return p.Beyond }):
+		fmt.Fprintln(w, "beyond the largest measured level the step time follows the table's last segment: a server that turns compute-bound or splits its batches past it is slower than predicted (sweep --until-saturated runs the levels and compares)")
+	}
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
 // num prints a figure with the digits a person needs.
@@ -246,6 +266,6 @@ func twinChart(m *analyze.Twin) *chart {
 	if len(tw.Points) == 0 {
 		return nil
 	}
-	c.Note = "the twin's line joins its replay of the fitted levels and its predictions; dashed: the predictions' 95% interval"
+	c.Note = "the twin's line joins its replay of the fitted levels and its predictions; dashed: the predictions' 95% interval (past the fitted levels, the envelope of the step time's plausible growths)"
 	return c
 }

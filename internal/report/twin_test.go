@@ -25,6 +25,15 @@ func twinModel() *analyze.Twin {
 	}
 }
 
+// shapedTwin is twinModel with the growths its C=32 spans.
+func shapedTwin() *analyze.Twin {
+	m := twinModel()
+	m.Shape = &analyze.TwinShape{FromBatch: 16, FromConcurrency: 16, Growths: []string{"straight", "power", "knee"}, Text: "past batch 16 (C=16) the step time's growth is not pinned"}
+	m.Predicted[0].Figures[0].Growths = []float64{4000, 3990, 2080}
+	m.Predicted[0].Figures[0].Lo = 2000
+	return m
+}
+
 // The twin renders in every format: text says which prediction missed,
 // csv has a row per fitted and predicted level, html draws its chart.
 func TestTwinFormats(t *testing.T) {
@@ -55,5 +64,28 @@ func TestTwinFormats(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, "png", m); err != nil {
 		t.Errorf("png: %v", err)
+	}
+}
+
+// Past the fitted levels the text says the interval is the envelope of
+// the step's growths and gives the figure under each; the html chart's
+// interval is the envelope.
+func TestTwinShowsTheEnvelope(t *testing.T) {
+	m := shapedTwin()
+	var b bytes.Buffer
+	if err := Render(&b, "text", m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"4000 (2000–4100) measured 3950", "envelope of the step time growing past batch 16 straight, power or knee", "aggregate tok/s under each growth: C=32 straight 4000, power 3990, knee 2080"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := Render(&b, "html", m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "C=32 predicted 4000 tok/s (2000–4100)") || !strings.Contains(b.String(), "envelope of the step time") {
+		t.Errorf("html lacks the envelope:\n%s", b.String())
 	}
 }

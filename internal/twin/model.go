@@ -29,6 +29,8 @@ type Fitted struct {
 	held map[int]*summary.Stage
 	// known says which figures some fitted level measured.
 	known []bool
+	// shape is the step time's growths past the largest fitted batch.
+	shape shape
 }
 
 func heldOut(in Input, lv []level) map[int]*summary.Stage {
@@ -99,6 +101,9 @@ func Fit(in Input) (*Fitted, error) {
 	}
 	t.model = analyze.Twin{Schema: analyze.TwinSchema, File: in.File, Model: in.Setup.Model, Engine: base.Engine, Notes: append(in.Notes, notes...)}
 	t.describe()
+	t.shape = t.readShape()
+	t.model.Shape = &t.shape.model
+	t.model.Notes = append(t.model.Notes, t.shape.model.Text)
 	return t, nil
 }
 
@@ -253,9 +258,14 @@ func (o Options) size(c int) int {
 // Predict is the twin's figures at levels cs, each with its interval: the
 // fit's uncertainty carried through the replay (the delta method over the
 // parameters' covariance), the twin's own error at the measured levels and
-// the scatter of a measurement (the largest fitted level's), at 95%.
+// the scatter of a measurement (the largest fitted level's), at 95%. Past
+// the largest fitted level the interval also spans the step time's
+// plausible growths (readShape): from the lowest of their predictions
+// less that margin to the highest plus it; the estimate is the table's
+// straight extension.
 func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 	base := t.predictAt(t.v, cs, o)
+	alt := t.growthsAt(cs, o)
 	grads := make([][]summary.Stage, len(t.v))
 	for k := range t.v {
 		w := slices.Clone(t.v)
@@ -277,6 +287,20 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 				continue // the fit never saw it: a prediction would be a guess
 			}
 			val := fig.of(&base[i])
+			lo, hi := val, val
+			var each []float64
+			if len(alt[i]) > 0 {
+				each = append(each, val)
+				for _, st := range alt[i] {
+					g := fig.of(&st)
+					if !(g > 0) || math.IsInf(g, 0) {
+						g = 0 // nothing measured under it: no part of the envelope
+					} else {
+						lo, hi = min(lo, g), max(hi, g)
+					}
+					each = append(each, g)
+				}
+			}
 			g := make([]float64, len(t.v))
 			for j := range t.v {
 				g[j] = (math.Log(fig.of(&grads[j][i])) - math.Log(val)) / t.f.step(j, t.v[j])
@@ -293,9 +317,41 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 				}
 			}
 			half := 1.96 * math.Sqrt(max(v, 0))
-			p.Figures = append(p.Figures, analyze.PredictedFigure{Name: fig.name, Estimate: analyze.Estimate{Value: val, Lo: val * math.Exp(-half), Hi: val * math.Exp(half)}})
+			p.Figures = append(p.Figures, analyze.PredictedFigure{Name: fig.name, Estimate: analyze.Estimate{Value: val, Lo: lo * math.Exp(-half), Hi: hi * math.Exp(half)}, Growths: each})
 		}
 		out[i] = p
+	}
+	return out
+}
+
+// growthsAt replays each level of cs past the largest fitted one under
+// every growth of the step time but the first (the estimate's), by level.
+func (t *Fitted) growthsAt(cs []int, o Options) [][]summary.Stage {
+	out := make([][]summary.Stage, len(cs))
+	var past []int
+	top := 0
+	for _, c := range cs {
+		if c > t.maxC {
+			past = append(past, c)
+			top = max(top, c)
+		}
+	}
+	if len(past) == 0 {
+		return out
+	}
+	p := t.f.profile(t.v)
+	upTo := top * t.f.q()
+	for _, g := range t.shape.growths[1:] {
+		q := *p
+		q.Decode.Table = g.extend(p.Decode.Table, upTo)
+		st := t.predictWith(&q, past, o, record.SLO{})
+		k := 0
+		for i, c := range cs {
+			if c > t.maxC {
+				out[i] = append(out[i], st[k])
+				k++
+			}
+		}
 	}
 	return out
 }
@@ -307,7 +363,12 @@ func (t *Fitted) predictAt(v vector, cs []int, o Options) []summary.Stage {
 
 // predictAtSLO is predictAt counting goodput under slo.
 func (t *Fitted) predictAtSLO(v vector, cs []int, o Options, slo record.SLO) []summary.Stage {
-	p := replayed(t.f.profile(v))
+	return t.predictWith(t.f.profile(v), cs, o, slo)
+}
+
+// predictWith replays levels cs with the run's requests under profile prof.
+func (t *Fitted) predictWith(prof *sim.Profile, cs []int, o Options, slo record.SLO) []summary.Stage {
+	p := replayed(prof)
 	if !t.f.capPinned {
 		for _, c := range cs {
 			p.MaxRunning = max(p.MaxRunning, c) // no cap was seen: none is assumed

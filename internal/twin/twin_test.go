@@ -90,7 +90,9 @@ func TestReplayMatchesTheServedSimulator(t *testing.T) {
 
 // Fitting each built-in profile's own sweep of C = 1, 4, 16 recovers its
 // step-time curve and prefill cost within 5%, and predicts C = 32 and 64
-// as the simulator then measures them where the curve goes on as it went.
+// as the simulator then measures them where the curve goes on as it went
+// (aggregate within 0.5%); where it bends past C = 16 the estimate is high
+// and the interval, spanning steeper growths, still holds the truth.
 func TestFitRecoversBuiltinProfiles(t *testing.T) {
 	skipUnderRace(t)
 	for _, tc := range []struct {
@@ -132,14 +134,17 @@ func TestFitRecoversBuiltinProfiles(t *testing.T) {
 				t.Errorf("%s C=%d: TTFT p50 predicted %.1f (%.1f–%.1f), measured %.1f", tc.profile, p.Concurrency, ttft.Value, ttft.Lo, ttft.Hi, m.TTFT.P50)
 			}
 			switch {
-			case tc.straight && (rel(agg.Value, m.AggregateTokS) > 0.10 || !agg.Covers(m.AggregateTokS)):
-				t.Errorf("%s C=%d: aggregate predicted %.1f (%.1f–%.1f), measured %.1f", tc.profile, p.Concurrency, agg.Value, agg.Lo, agg.Hi, m.AggregateTokS)
-			case !tc.straight && !(agg.Lo > m.AggregateTokS):
+			case !agg.Covers(m.AggregateTokS):
+				t.Errorf("%s C=%d: aggregate predicted %.1f (%.1f–%.1f), measured %.1f outside", tc.profile, p.Concurrency, agg.Value, agg.Lo, agg.Hi, m.AggregateTokS)
+			case tc.straight && rel(agg.Value, m.AggregateTokS) > 0.005:
+				t.Errorf("%s C=%d: aggregate predicted %.1f, measured %.1f: more than 0.5%% off", tc.profile, p.Concurrency, agg.Value, m.AggregateTokS)
+			case !tc.straight && !(agg.Value > m.AggregateTokS):
 				// The seed table's step at B=32 (12.8 ms) lies above the line
 				// through B=4 and 16 (11.0 ms): no fit to C ≤ 16 can know it,
-				// so the prediction is high and its interval says so by
-				// missing; the check (a level run) is what catches it.
-				t.Errorf("%s C=%d: aggregate predicted %.1f (%.1f–%.1f), measured %.1f: the bend past C=16 should put the measurement below the interval", tc.profile, p.Concurrency, agg.Value, agg.Lo, agg.Hi, m.AggregateTokS)
+				// so the estimate (the straight extension) is high, and the
+				// interval holds the truth only because it spans a step
+				// curve that turns steeper past the last level.
+				t.Errorf("%s C=%d: aggregate predicted %.1f (%.1f–%.1f), measured %.1f: the bend past C=16 should make the estimate high", tc.profile, p.Concurrency, agg.Value, agg.Lo, agg.Hi, m.AggregateTokS)
 			}
 		}
 	}
