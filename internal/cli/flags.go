@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
@@ -373,6 +374,13 @@ func registerFormat(fs *flagSet, format *string) {
 func registerPercentiles(fs *flagSet, ps *ints, wide *bool) {
 	fs.Var(ps, "percentiles", "the percentiles the text table shows, of 50, 90, 95, 99 and 100 (the maximum), e.g. 50,90,99 (default 50,99; json and csv have them all)")
 	fs.BoolVar(wide, "wide", false, "the text table with every column (req/s, request tok/s, TPOT, tokens, wall); the default fits 100 columns")
+}
+
+// view sets the run's view settings: the text table's percentiles
+// (checked when the flags were) and its width.
+func (f *loadFlags) view(run *analyze.Run) {
+	run.Percentiles, _ = percentiles(f.percentiles)
+	run.Wide = f.wide
 }
 
 // percentiles checks --percentiles and returns them for the run model.

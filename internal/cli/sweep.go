@@ -56,8 +56,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if run == nil {
 		return err
 	}
-	run.Percentiles, _ = percentiles(f.percentiles)
-	run.Wide = f.wide
+	f.view(run)
 	// A run that stopped early still reports what finished.
 	if rerr := e.render(f.format, run, run.File); rerr != nil {
 		return rerr
