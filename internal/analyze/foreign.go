@@ -61,5 +61,6 @@ func ForeignRun(file string, setup record.Setup, stages []summary.Stage, src *So
 		v := Scaling(run.Figures())
 		run.Verdict = &v
 	}
+	run.gate()
 	return run
 }

@@ -68,7 +68,10 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	failed, total := run.Failed()
-	return judge(failed, total, f.maxErrorRate)
+	if err := judge(failed, total, f.maxErrorRate); err != nil {
+		return err
+	}
+	return strictly(f.strict, run.Withheld())
 }
 
 // sharding is the run's shard (nil: none) and the env to report in (with
