@@ -245,7 +245,7 @@ func (r *Run) GateTwin(t *Twin) {
 	for _, l := range t.Levels {
 		levels = append(levels, l.Concurrency)
 	}
-	t.Basis = basis(flaws(r), r.labelsAt(levels...))
+	t.Basis = r.BasisAt(levels)
 	if t.Basis.Judged() {
 		return
 	}
@@ -256,3 +256,8 @@ func (r *Run) GateTwin(t *Twin) {
 		t.Verdict = NotJudged(t.Basis.Withheld)
 	}
 }
+
+// BasisAt is the basis of a judgement resting on the run's closed-loop
+// levels given (every repeat of each), withheld for any flaw of theirs:
+// what a twin fitted to those levels rests on.
+func (r *Run) BasisAt(levels []int) *Basis { return basis(flaws(r), r.labelsAt(levels...)) }

@@ -189,6 +189,9 @@ func (t *twinFeed) foretell(run *analyze.Run, c int) string {
 	if n == 0 {
 		n = DefaultRequests(c)
 	}
+	if b := run.BasisAt(run.Setup.Load.Concurrency); !b.Judged() {
+		return fmt.Sprintf("C=%d next; the twin's prediction is %s", c, analyze.NotJudged(b.Withheld))
+	}
 	p := f.Predict([]int{c}, twin.Options{Requests: func(int) int { return n }})
 	e, _ := p[0].Figure("aggregate tok/s")
 	return fmt.Sprintf("C=%d next; the twin fitted to C=%v predicts %.0f tok/s (%.0f–%.0f)", c, run.Setup.Load.Concurrency, e.Value, e.Lo, e.Hi)
