@@ -139,11 +139,28 @@ func TestStarvedSimulatorVerdictWithheld(t *testing.T) {
 	if strings.Contains(out, "not judged") || !strings.Contains(out, "verdict: ") {
 		t.Errorf("a sweep on a fed simulator was not judged:\n%s", out)
 	}
+
+	// An A/B of the fed run against the starved one judges no difference.
+	fed, starved := filepath.Join(dir, "fed.jsonl"), filepath.Join(dir, "starved.jsonl")
+	out, errw, code = runCLI(t, "compare", fed, starved)
+	if code != 0 || strings.Count(out, "not judged (see the note)") != 6 || !strings.Contains(out, "not judged: B ("+starved+"): C=4 was measured on a starved simulator") {
+		t.Errorf("compare: exit %d, want every difference not judged:\n%s\n%s", code, out, errw)
+	}
+	js, _, _ = runCLI(t, "compare", "--format", "json", fed, starved)
+	if strings.Contains(js, `"significant": true`) || !strings.Contains(js, `"withheld": "B (`) {
+		t.Errorf("compare JSON judges a starved stage:\n%s", js)
+	}
+	if _, errw, code := runCLI(t, "compare", "--strict", fed, starved); code != exitWithheld {
+		t.Errorf("compare --strict: exit %d, want %d\n%s", code, exitWithheld, errw)
+	}
 }
 
 // writeLagged writes a closed-loop sweep at C=1 and C=4 whose requests
 // each take 1 s; at C=4 each waited lag on the client before it was sent.
-func writeLagged(t *testing.T, path string, lag time.Duration) {
+func writeLagged(t *testing.T, path string, lag time.Duration) { writeSweep(t, path, lag, false) }
+
+// writeSweep is writeLagged, with every request at C=4 failed if failed.
+func writeSweep(t *testing.T, path string, lag time.Duration, failed bool) {
 	t.Helper()
 	setup := record.Setup{Command: "sweep", Model: "m", Endpoint: "completions", Server: record.Server{Engine: "vllm"},
 		Workload: record.Workload{InputTokens: 8, OutputTokens: 10, IgnoreEOS: true}, Load: record.Load{Concurrency: []int{1, 4}}}
@@ -170,6 +187,11 @@ func writeLagged(t *testing.T, path string, lag time.Duration) {
 				r.Done = r.Sent + time.Second
 				r.OutputTokens, r.PromptTokens = 10, 8
 				r.Status, r.OutputSource = record.StatusOK, record.SourceUsage
+				if failed && c == 4 {
+					r = record.New(r.ID)
+					r.Stage, r.Concurrency, r.Scheduled, r.Sent, r.Done = stage, c, start, start, start+time.Millisecond
+					r.Status, r.HTTPCode, r.Error = record.StatusHTTPError, 500, "internal error"
+				}
 				w.Write(r)
 			}
 		}
@@ -206,5 +228,21 @@ func TestClientLagVerdictWithheld(t *testing.T) {
 	text, errw, code = runCLI(t, "report", "--strict", clean)
 	if code != 0 || strings.Contains(text, "not judged") {
 		t.Errorf("the file without lag: exit %d, or not judged:\n%s\n%s", code, text, errw)
+	}
+}
+
+// A drop to 0 tok/s (every request of B failed at C=4) is a significant
+// difference in compare, not ~.
+func TestCompareDropToZeroIsSignificant(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeSweep(t, a, 0, false)
+	writeSweep(t, b, 0, true)
+	out, errw, _ := runCLI(t, "compare", a, b)
+	if !strings.Contains(out, "| 4 | aggregate tok/s | 40.0 | 0.0 | 0.00× [0.00, 0.00] |") {
+		t.Errorf("the drop to 0 tok/s is not significant:\n%s\n%s", out, errw)
+	}
+	if !strings.Contains(out, "| 1 | aggregate tok/s | 10.0 | 10.0 | ~") {
+		t.Errorf("the equal level is not ~:\n%s", out)
 	}
 }
