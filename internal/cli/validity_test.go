@@ -246,3 +246,24 @@ func TestCompareDropToZeroIsSignificant(t *testing.T) {
 		t.Errorf("the equal level is not ~:\n%s", out)
 	}
 }
+
+// A soak on a starved simulator gives no stability verdict: the same
+// degrading profile is judged "degrading" when fed (TestVirtualSoak).
+func TestStarvedSoakNotJudged(t *testing.T) {
+	profile, _ := filepath.Abs(filepath.Join("testdata", "degrading.yaml"))
+	file := filepath.Join(t.TempDir(), "soak.jsonl")
+	out, errw, code := runStarved(t, 10*time.Millisecond, "soak", "--sim-profile", profile, "-c", "4", "--duration", "8m", "--output-tokens", "10", "--input-tokens", "16", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	if !strings.Contains(out, "stability C=4: not judged: C=4 was measured on a starved simulator") || strings.Contains(out, "degrading:") {
+		t.Errorf("the stability verdict of a starved soak is not withheld:\n%s", out)
+	}
+	js, _, _ := runStarved(t, 0, "report", "--format", "json", file)
+	if !strings.Contains(js, `"kind": "not_judged"`) || !strings.Contains(js, `"stability_basis": {`) || strings.Contains(js, `"kind": "degrading"`) {
+		t.Errorf("JSON of a starved soak:\n%s", js)
+	}
+	if _, _, code := runStarved(t, 0, "report", "--strict", file); code != exitWithheld {
+		t.Errorf("report --strict: exit %d, want %d", code, exitWithheld)
+	}
+}
