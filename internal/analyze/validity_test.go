@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/baseline"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/stability"
 	"github.com/tokperf/tokperf/internal/stats"
@@ -272,5 +273,28 @@ func TestCompareGate(t *testing.T) {
 				t.Errorf("C=1 %s withheld: %s", m.Name, m.Withheld)
 			}
 		}
+	}
+}
+
+// A baseline's ratios and the claim checked on them rest on the run's
+// stages at the shared levels.
+func TestBaselineGate(t *testing.T) {
+	b := &baseline.Baseline{Name: "b", Points: []baseline.Point{{Concurrency: 4, AggregateTokS: 200}}}
+	r := folded(level{1, 0, 40}, level{4, 0, 40})
+	c, err := AgainstBaselineRun(r, b, 0, "", "2x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Basis.Judged() || !strings.HasPrefix(c.Claim, "the claim 2× holds") || len(c.Withheld()) != 0 {
+		t.Fatalf("a valid run: basis %+v, claim %q", c.Basis, c.Claim)
+	}
+	starve(r, 1)
+	r = gated(r)
+	c, err = AgainstBaselineRun(r, b, 0, "", "2x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Basis.Judged() || c.Claim != NotJudged(c.Basis.Withheld) || !strings.Contains(c.Basis.Withheld, "C=4 was measured on a starved simulator") || len(c.Withheld()) != 1 {
+		t.Errorf("a starved run: basis %+v, claim %q", c.Basis, c.Claim)
 	}
 }

@@ -238,7 +238,7 @@ func exitCode(cmd string, err error, e *env) int {
 type withheldError struct{ reasons []string }
 
 func (e *withheldError) Error() string {
-	return fmt.Sprintf("--strict: %d verdicts not judged: %s", len(e.reasons), strings.Join(e.reasons, "; "))
+	return fmt.Sprintf("--strict: not judged (%d): %s", len(e.reasons), strings.Join(e.reasons, "; "))
 }
 
 // strictly is the --strict error for the verdicts withheld, nil when none
