@@ -401,7 +401,7 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 				for j := range ms {
 					ms[j].Significant, ms[j].Withheld = false, why
 				}
-				c.Notes = append(c.Notes, fmt.Sprintf("%s, B = %s: %s", Label(a.Stage), r.File, NotJudged(why)))
+				c.Notes = append(c.Notes, Label(a.Stage)+": "+NotJudged(why))
 			}
 			row.Metrics = append(row.Metrics, ms)
 		}
@@ -514,9 +514,13 @@ func (c *BaselineComparison) Withheld() []string {
 func (c *Comparison) Withheld() []string {
 	var out []string
 	for _, st := range c.Stages {
-		for bi, ms := range st.Metrics {
+		label := "C=" + st.Label
+		if st.Rate > 0 {
+			label = "rate " + st.Label
+		}
+		for _, ms := range st.Metrics {
 			if len(ms) > 0 && ms[0].Withheld != "" {
-				out = append(out, fmt.Sprintf("%s, B = %s: %s", st.Label, c.Files[bi+1], ms[0].Withheld))
+				out = append(out, label+": "+ms[0].Withheld)
 			}
 		}
 	}
