@@ -221,8 +221,12 @@ func firstErrors(s summary.Stage) string {
 // Verdict is the scaling judgement across concurrency levels, from the
 // last two levels, with the numbers it rests on.
 type Verdict struct {
-	Kind string `json:"kind"` // rising, saturated, past_peak, single, none
+	Kind string `json:"kind"` // rising, saturated, past_peak, single, none, not_judged
 	Text string `json:"text"`
+	// Basis names the stages the verdict read and, when one of them was
+	// not measured validly, why it is withheld: Kind is then not_judged,
+	// Text "not judged: …", and Change, PerDoubling, Peak and Knee are 0.
+	Basis *Basis `json:"basis,omitempty"`
 	// From and To are the last two levels; Change is To's aggregate over
 	// From's − 1, and PerDoubling that growth per doubling of concurrency.
 	From        int     `json:"from,omitempty"`
@@ -251,6 +255,9 @@ type Step struct {
 	// DecodeChange is the change of per-request decode tok/s (−0.3: −30%).
 	DecodeChange float64 `json:"decode_change"`
 	Text         string  `json:"text"`
+	// Withheld, when set, is why the step states no finding: one of its
+	// levels was not measured validly, or it scaled above linear.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // Saturation is the growth per doubling of concurrency below which

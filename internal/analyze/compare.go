@@ -244,6 +244,9 @@ type Metric struct {
 	Lo, Hi      float64 // 95% interval of the ratio, when bootstrapped (else NaN)
 	P           float64 // Mann–Whitney p, when tested (else NaN)
 	Significant bool
+	// Withheld, when set, is why the difference is not judged: a stage of
+	// either side was not measured validly (Significant is then false).
+	Withheld string
 }
 
 // MarshalJSON writes the metric with null for a figure it does not have.
@@ -257,7 +260,8 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 		Hi          *float64 `json:"ratio_hi,omitempty"`
 		P           *float64 `json:"p,omitempty"`
 		Significant bool     `json:"significant"`
-	}{m.Name, finite(m.A), finite(m.B), finite(m.Ratio), finite(m.Lo), finite(m.Hi), finite(m.P), m.Significant})
+		Withheld    string   `json:"withheld,omitempty"`
+	}{m.Name, finite(m.A), finite(m.B), finite(m.Ratio), finite(m.Lo), finite(m.Hi), finite(m.P), m.Significant, m.Withheld})
 }
 
 // Pair compares two runs' stages of the same key: aggregate tok/s
@@ -289,7 +293,14 @@ func Pair(a, b *Stage) []Metric {
 	}
 	agg.Lo, agg.Hi = lo, hi
 	agg.Significant = !(lo <= 1 && hi >= 1)
-	if len(pa) == 0 || len(pb) == 0 {
+	switch {
+	case len(pa) > 0 && len(pb) == 0 && failedAll(b):
+		// Every request of B failed where A's finished: a drop to 0 tok/s
+		// is no sampling accident, whatever the test could say.
+		agg.Ratio, agg.Lo, agg.Hi, agg.Significant = 0, 0, 0, true
+	case len(pa) == 0 && len(pb) > 0 && failedAll(a):
+		agg.Ratio, agg.Lo, agg.Hi, agg.Significant = math.Inf(1), math.Inf(1), math.Inf(1), true
+	case len(pa) == 0 || len(pb) == 0:
 		// Another tool's file holds no per-request samples: no interval,
 		// and nothing is called significant without a test.
 		agg.Lo, agg.Hi, agg.Significant = math.NaN(), math.NaN(), false
@@ -310,6 +321,12 @@ func Pair(a, b *Stage) []Metric {
 		out = append(out, v)
 	}
 	return out
+}
+
+// failedAll says whether a tokperf stage (one whose samples were kept)
+// measured requests of which none finished ok.
+func failedAll(s *Stage) bool {
+	return s.samples != nil && s.Requests > s.Cancelled && s.OK == 0
 }
 
 func ratioOfSums(ps [][2]float64) float64 {
@@ -366,16 +383,27 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	for _, r := range runs {
 		c.Files = append(c.Files, r.File)
 	}
+	fl := make([]map[string][]Flaw, len(runs))
+	for i, r := range runs {
+		fl[i] = flaws(r)
+	}
 	for i := range runs[0].Stages {
 		a := &runs[0].Stages[i]
 		row := ComparedStage{Label: stageLabel(a.Stage), Concurrency: a.Concurrency, Rate: a.Rate}
-		for _, r := range runs[1:] {
+		for bi, r := range runs[1:] {
 			b := r.Find(a.Key())
 			if b == nil {
 				row.Metrics = nil
 				break
 			}
-			row.Metrics = append(row.Metrics, Pair(a, b))
+			ms := Pair(a, b)
+			if why := pairWithheld(runs[0], fl[0], a, r, fl[bi+1], b); why != "" {
+				for j := range ms {
+					ms[j].Significant, ms[j].Withheld = false, why
+				}
+				c.Notes = append(c.Notes, Label(a.Stage)+": "+NotJudged(why))
+			}
+			row.Metrics = append(row.Metrics, ms)
 		}
 		if row.Metrics != nil {
 			c.Stages = append(c.Stages, row)
@@ -392,6 +420,25 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 		c.Fairness = append(c.Fairness, PairFairness{B: r.File, Fields: fields, Verdict: verdict})
 	}
 	return c, nil
+}
+
+// pairWithheld is why an A/B of stages a (of run ra) and b (of rb) is not
+// judged: either was measured on a starved simulator, by a lagging client,
+// or finished too few requests; "" when both stand. A stage whose every
+// request failed is judged: its drop to 0 tok/s is the finding.
+func pairWithheld(ra *Run, fa map[string][]Flaw, a *Stage, rb *Run, fb map[string][]Flaw, b *Stage) string {
+	var why []string
+	for _, side := range []struct {
+		name string
+		r    *Run
+		fl   map[string][]Flaw
+		s    *Stage
+	}{{"A", ra, fa, a}, {"B", rb, fb, b}} {
+		if bs := basis(side.fl, []string{Label(side.s.Stage)}, FlawStarved, FlawLag, FlawFew); !bs.Judged() {
+			why = append(why, fmt.Sprintf("%s (%s): %s", side.name, side.r.File, bs.Withheld))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // stageLabel is a stage's name in a comparison's first column: its
@@ -421,6 +468,10 @@ type BaselineComparison struct {
 	Fields   []Field            `json:"fields"`
 	Verdict  string             `json:"verdict"`
 	Claim    string             `json:"claim,omitempty"`
+	// Basis names the run's stages the ratios rest on and, when one was
+	// not measured validly, why they are not judged (the claim then says
+	// "not judged: …" too).
+	Basis *Basis `json:"basis,omitempty"`
 	// Source is the run compared, for the charts (not in the JSON).
 	Source *Run `json:"-"`
 }
@@ -431,14 +482,49 @@ func AgainstBaselineRun(run *Run, b *baseline.Baseline, gpus int, gpu, claim str
 	side := RunSide(run.File, run.Setup, gpus, gpu)
 	c := &BaselineComparison{Schema: BaselineSchema, Run: side, Baseline: b, Ratios: AgainstBaseline(run.Figures(), side, b), Source: run}
 	c.Fields, c.Verdict = Fairness(side, BaselineSide(b))
+	var cs []int
+	for _, r := range c.Ratios {
+		cs = append(cs, r.C)
+	}
+	c.Basis = basis(flaws(run), run.labelsAt(cs...))
 	if claim != "" {
 		line, err := Claim(claim, c.Ratios)
 		if err != nil {
 			return nil, err
 		}
 		c.Claim = line
+		if !c.Basis.Judged() {
+			c.Claim = NotJudged(c.Basis.Withheld)
+		}
 	}
 	return c, nil
+}
+
+// Withheld lists the comparison's judgements that are withheld, with
+// their reasons; empty when all stand.
+func (c *BaselineComparison) Withheld() []string {
+	if c.Basis.Judged() {
+		return nil
+	}
+	return []string{"ratios: " + c.Basis.Withheld}
+}
+
+// Withheld lists the A/B differences that are not judged, with their
+// reasons, one per stage and B; empty when all stand.
+func (c *Comparison) Withheld() []string {
+	var out []string
+	for _, st := range c.Stages {
+		label := "C=" + st.Label
+		if st.Rate > 0 {
+			label = "rate " + st.Label
+		}
+		for _, ms := range st.Metrics {
+			if len(ms) > 0 && ms[0].Withheld != "" {
+				out = append(out, label+": "+ms[0].Withheld)
+			}
+		}
+	}
+	return out
 }
 
 // notes say how many of a run's requests failed and whether its file is whole.

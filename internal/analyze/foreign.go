@@ -76,6 +76,7 @@ func ForeignRunSamples(file string, setup record.Setup, stages []summary.Stage, 
 		v := Scaling(run.Figures())
 		run.Verdict = &v
 	}
+	run.gate()
 	return run
 }
 

@@ -3,13 +3,15 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/stats"
+	"github.com/tokperf/tokperf/internal/summary"
 )
 
 // Repeats are one level's figures across its repeats (--repeat): each
-// repeat's value, their mean with a 95% interval (Student's t over the
-// repeats) and the coefficient of variation.
+// repeat's value, their mean, a 95% interval (RepeatInterval: Student's t
+// on the log scale, never below zero) and the coefficient of variation.
 type Repeats struct {
 	Label       string         `json:"label"`
 	Concurrency int            `json:"concurrency"`
@@ -27,6 +29,26 @@ type RepeatFigure struct {
 	Lo     *float64  `json:"lo"` // the 95% interval; null with one repeat
 	Hi     *float64  `json:"hi"`
 	CV     *float64  `json:"cv"` // sample sd / mean
+}
+
+// RepeatInterval is the 95% interval of a figure's typical value over its
+// repeats: Student's t over the logarithms of the values, taken back to
+// the figure's scale, so it is never below zero and spreads as the figure
+// does, by a factor (METRICS.md §8). A figure with a value of 0 has no
+// logarithm: its interval is Student's t on the values themselves, with
+// its lower bound held at 0, the least any of these figures can be. Both
+// are NaN with fewer than two values.
+func RepeatInterval(xs []float64) (lo, hi float64) {
+	logs := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !(x > 0) {
+			mean, half, _ := stats.MeanCI(xs)
+			return max(0, mean-half), mean + half
+		}
+		logs = append(logs, math.Log(x))
+	}
+	m, half, _ := stats.MeanCI(logs)
+	return math.Exp(m - half), math.Exp(m + half)
 }
 
 // repeatFigures are the figures compared across repeats.
@@ -75,8 +97,9 @@ func RepeatsOf(stages []Stage) []Repeats {
 			if len(xs) == 0 {
 				continue
 			}
-			mean, half, cv := stats.MeanCI(xs)
-			r.Figures = append(r.Figures, RepeatFigure{Name: f.name, Field: f.field, Values: xs, Mean: mean, Lo: finite(mean - half), Hi: finite(mean + half), CV: finite(cv)})
+			mean, _, cv := stats.MeanCI(xs)
+			lo, hi := RepeatInterval(xs)
+			r.Figures = append(r.Figures, RepeatFigure{Name: f.name, Field: f.field, Values: xs, Mean: mean, Lo: finite(lo), Hi: finite(hi), CV: finite(cv)})
 		}
 		out = append(out, r)
 	}
@@ -117,4 +140,58 @@ func deref(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// levels are the figures the scaling verdict reads, one stage per level:
+// each stage as it is when levels ran once, and with --repeat the first
+// repeat's stage carrying the mean aggregate and mean decode tok/s over
+// every repeat of its level and their finished requests summed, so the
+// verdict rests on all repeats, not on the first.
+func (r *Run) levels() []summary.Stage {
+	if r.Repeats == nil {
+		return r.Figures()
+	}
+	var out []summary.Stage
+	for _, rep := range r.Repeats {
+		var first *Stage
+		ok := 0
+		for i := range r.Stages {
+			s := &r.Stages[i]
+			if s.Key() != (StageKey{Concurrency: rep.Concurrency, Rate: rep.Rate}) {
+				continue
+			}
+			if first == nil {
+				first = s
+			}
+			ok += s.OK
+		}
+		if first == nil {
+			continue
+		}
+		st := first.Stage
+		st.OK = ok
+		if f := rep.Figure("aggregate_tok_s"); f != nil {
+			st.AggregateTokS = f.Mean
+		}
+		if f := rep.Figure("decode_tok_s_mean"); f != nil {
+			st.DecodeTokS.Mean = f.Mean
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// repeatCounts says how many repeats each level's means are over: "3 at
+// each level", or "C=1 3, C=4 2" where they differ.
+func repeatCounts(reps []Repeats) string {
+	var parts []string
+	same := true
+	for _, r := range reps {
+		parts = append(parts, fmt.Sprintf("%s %d", r.Label, r.N))
+		same = same && r.N == reps[0].N
+	}
+	if same {
+		return fmt.Sprintf("%d at each level", reps[0].N)
+	}
+	return strings.Join(parts, ", ")
 }

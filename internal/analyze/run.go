@@ -73,6 +73,9 @@ type Stage struct {
 	// their verdict; absent for a stage not cut into slices.
 	Slices    []record.Slice     `json:"slices,omitempty"`
 	Stability *stability.Verdict `json:"stability,omitempty"`
+	// StabilityBasis is what the stability verdict rests on; when it is
+	// withheld the verdict's kind is not_judged and its text says why.
+	StabilityBasis *Basis `json:"stability_basis,omitempty"`
 	// Timeline is a bounded, deterministic sample of the stage's requests
 	// and Series its server and GPU readings over time, for the charts of
 	// the html and png formats; not in the JSON (they are samples, not
@@ -259,17 +262,15 @@ func (f *Fold) Run() *Run {
 	if run.Warnings == nil {
 		run.Warnings = []Warning{} // [] in JSON, not null
 	}
-	// Scaling is judged over the first repeat of each level.
-	var first []summary.Stage
-	for _, s := range run.Stages {
-		if s.Repeat == 0 {
-			first = append(first, s.Stage)
+	// Scaling is judged over every repeat of each level.
+	if levels := run.levels(); !run.OpenLoop && len(levels) >= 2 {
+		v := Scaling(levels)
+		if run.Repeats != nil {
+			v.Text += fmt.Sprintf(" (means over the repeats: %s)", repeatCounts(run.Repeats))
 		}
-	}
-	if !run.OpenLoop && len(first) >= 2 {
-		v := Scaling(first)
 		run.Verdict = &v
 	}
+	run.gate()
 	return run
 }
 

@@ -131,6 +131,7 @@ func (run *Run) AddShards(facts []ShardFacts, runs []*Run) {
 		}
 	}
 	run.Sharding = sh
+	run.gate() // a shard's client lag withholds the verdicts on its stages
 }
 
 func hostOr(f ShardFacts) string {

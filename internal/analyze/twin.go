@@ -40,6 +40,10 @@ type Twin struct {
 	// Verdict, for a twin of a published table, is the table's own scaling
 	// verdict, quoting the twin's prediction where it asks for more levels.
 	Verdict string `json:"verdict,omitempty"`
+	// Basis names the measured levels the twin was fitted to and, when one
+	// of them was not measured validly, why its predictions are withheld:
+	// the SLO's and the verdict's texts then say "not judged: …".
+	Basis *Basis `json:"basis,omitempty"`
 }
 
 // TwinLevel is one measured level replayed by the twin.

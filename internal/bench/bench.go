@@ -60,6 +60,17 @@ type Env struct {
 	// SliceDone, when set, is told each time slice of a sliced run once it
 	// is written (tests read the client's memory there).
 	SliceDone func(record.Slice)
+	// SimStall, when set, runs after each step of the embedded simulator
+	// (sim.Options.Stall): tests starve it with a sleep, as a busy machine
+	// would, to hold the verdicts to their validity gates.
+	SimStall func()
+}
+
+func (e *Env) simStall() func() {
+	if e == nil {
+		return nil
+	}
+	return e.SimStall
 }
 
 func (e *Env) sliceDone() func(record.Slice) {
@@ -288,7 +299,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
 		}
-		s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: t.Tokenizer})
+		s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: t.Tokenizer, Stall: env.simStall()})
 		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan struct{})
 		go func() { defer close(done); s.sim.Serve(sctx, ln) }()

@@ -78,7 +78,7 @@ func TestRepeatSpreadWarning(t *testing.T) {
 		}
 	}
 	if run.Verdict == nil || len(run.Verdict.Steps) != 1 {
-		t.Errorf("the scaling verdict is not over the first repeat's two levels: %+v", run.Verdict)
+		t.Errorf("the scaling verdict is not over the two levels (every repeat of each): %+v", run.Verdict)
 	}
 	capped := repeatRun(t, 1, 3, "max_running: 1\n", 1, 2)
 	found := false

@@ -35,13 +35,14 @@ type TwinConfig struct {
 // Twin fits the twin and predicts as cfg asks.
 func Twin(ctx context.Context, cfg TwinConfig) (*analyze.Twin, error) {
 	var in twin.Input
+	var run *analyze.Run // nil for a published table: nothing to gate
 	var err error
 	if cfg.Baseline != nil {
 		in, err = twin.FromTable(tableOf(cfg.Baseline))
 		if err != nil {
 			return nil, &ConfigError{err}
 		}
-	} else if in, _, err = TwinInput(ctx, cfg.Path); err != nil {
+	} else if in, run, err = TwinInput(ctx, cfg.Path); err != nil {
 		return nil, err
 	}
 	in.Only = cfg.FitLevels
@@ -69,6 +70,9 @@ func Twin(ctx context.Context, cfg TwinConfig) (*analyze.Twin, error) {
 		}
 		s := f.MaxUnderSLO(cfg.SLO, upTo, o)
 		m.SLO = &s
+	}
+	if run != nil {
+		run.GateTwin(m)
 	}
 	if cfg.ProfileOut != "" {
 		if err := os.WriteFile(cfg.ProfileOut, []byte(m.Profile), 0o644); err != nil {
@@ -167,6 +171,7 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	m := f.Model()
 	m.Profile = "" // tokperf fit writes it
 	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
+	run.GateTwin(m)
 	run.Twin = m
 	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" {
 		v.Text += "; " + q + unpinned(m, m.Predicted[len(beyond):])
@@ -198,6 +203,9 @@ func (t *twinFeed) foretell(run *analyze.Run, c int) string {
 	n := run.Setup.Load.Requests
 	if n == 0 {
 		n = DefaultRequests(c)
+	}
+	if b := run.BasisAt(run.Setup.Load.Concurrency); !b.Judged() {
+		return fmt.Sprintf("C=%d next; the twin's prediction is %s", c, analyze.NotJudged(b.Withheld))
 	}
 	p := f.Predict([]int{c}, twin.Options{Requests: func(int) int { return n }})
 	e, _ := p[0].Figure("aggregate tok/s")

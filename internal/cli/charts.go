@@ -41,8 +41,9 @@ func (c *chartFlags) write(e *env, render func(*env) error) error {
 	return os.WriteFile(c.out, b.Bytes(), 0o644)
 }
 
-// reportTogether folds every file and renders them as one page or image.
-func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format string, e *env) error {
+// reportTogether folds every file and renders them as one page or image,
+// adding the verdicts each run withholds to withheld.
+func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format string, e *env, withheld *[]string) error {
 	all, err := bench.ReadRuns(ctx, paths, false) // a sharded run's files are one run
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -63,6 +64,11 @@ func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format 
 		return usagef("--chart: %v", err)
 	} else if err != nil {
 		return err
+	}
+	for _, r := range all {
+		for _, w := range r.Withheld() {
+			*withheld = append(*withheld, r.File+": "+w)
+		}
 	}
 	return nil
 }

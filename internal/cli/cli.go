@@ -91,6 +91,7 @@ const (
 	exitUsage       = 2   // the command line is wrong
 	exitSomeFailed  = 3   // ran, but more requests failed than --max-error-rate allows
 	exitVerdictFail = 4   // ran, and the verdict is a failure: a check failed, no experiment configuration passed
+	exitWithheld    = 5   // --strict: ran, but a verdict was withheld (a stage it rests on was not measured validly)
 	exitInterrupted = 130 // stopped by a signal; what finished is kept and summarised
 )
 
@@ -201,11 +202,15 @@ func exitCode(cmd string, err error, e *env) int {
 	var ue *usageError
 	var ce *bench.ConfigError
 	var fe *failedError
+	var we *withheldError
 	switch {
 	case err == nil, errors.Is(err, errHelp), errors.Is(err, errParsed):
 		return exitOK
 	case errors.Is(err, errCheckFailed):
 		return exitVerdictFail
+	case errors.As(err, &we):
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
+		return exitWithheld
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
 		return exitInterrupted
@@ -227,6 +232,22 @@ func exitCode(cmd string, err error, e *env) int {
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, oneLine(err))
 		return exitCouldNotRun
 	}
+}
+
+// withheldError is a verdict withheld under --strict (exit 5).
+type withheldError struct{ reasons []string }
+
+func (e *withheldError) Error() string {
+	return fmt.Sprintf("--strict: not judged (%d): %s", len(e.reasons), strings.Join(e.reasons, "; "))
+}
+
+// strictly is the --strict error for the verdicts withheld, nil when none
+// is or strict is off.
+func strictly(strict bool, withheld []string) error {
+	if !strict || len(withheld) == 0 {
+		return nil
+	}
+	return &withheldError{withheld}
 }
 
 // failedError is a run whose failed requests are more than it allows.

@@ -273,6 +273,7 @@ type loadFlags struct {
 	wide                              bool
 	stab                              stabilityFlags
 	shard                             shardFlags
+	strict                            bool
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -313,6 +314,14 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
+	if cmd != "overhead" {
+		registerStrict(fs, &f.strict)
+	}
+}
+
+// registerStrict adds --strict: exit 5 when a verdict is withheld.
+func registerStrict(fs *flagSet, strict *bool) {
+	fs.BoolVar(strict, "strict", false, "exit 5 when a verdict is not judged (a stage it rests on was measured on a starved simulator, by a lagging client, or with too few requests)")
 }
 
 // registerLoad adds the flags of how much load, and when.

@@ -21,17 +21,15 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerPercentiles(fs, &pflags, &wide)
 	var cf chartFlags
 	cf.register(fs)
-	gpus := fs.Int("gpus", 0, "GPUs behind each run whose file does not say (its per-GPU figures and charts)")
+	fs.IntVar(&cf.gpus, "gpus", 0, "GPUs behind each run whose file does not say (its per-GPU figures and charts)")
+	var strict bool
+	registerStrict(fs, &strict)
 	paths, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
 	}
-	if *gpus < 0 {
-		return usagef("--gpus must be at least 1, got %d", *gpus)
-	}
-	cf.gpus = *gpus
-	if len(paths) == 0 {
-		return usagef("give at least one result file")
+	if len(paths) == 0 || cf.gpus < 0 {
+		return usagef("give at least one result file (and --gpus ≥ 1)")
 	}
 	ps, err := percentiles(pflags)
 	if err != nil {
@@ -40,14 +38,28 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	var withheld []string
+	each := func(e *env) error { return reportEach(ctx, paths, format, runView{ps, wide, cf.gpus}, e, &withheld) }
 	if together(format) {
-		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
+		each = func(e *env) error { return cf.reportTogether(ctx, paths, format, e, &withheld) }
 	}
-	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, wide, cf.gpus, e) })
+	if err := cf.write(e, each); err != nil {
+		return err
+	}
+	return strictly(strict, withheld)
 }
 
-// reportEach renders each file in turn, its table with percentiles ps.
-func reportEach(ctx context.Context, paths []string, format string, ps []float64, wide bool, gpus int, e *env) error {
+// runView is how report shows each run: the text table's percentiles and
+// width, and the GPU count of a file that states none.
+type runView struct {
+	ps   []float64
+	wide bool
+	gpus int
+}
+
+// reportEach renders each file in turn as v says, adding the verdicts
+// each run withholds to withheld.
+func reportEach(ctx context.Context, paths []string, format string, v runView, e *env, withheld *[]string) error {
 	// Records are folded into their stage's figures as they are read, so
 	// a file of a million requests is never held in memory; the files of
 	// one sharded run are merged into one run.
@@ -58,12 +70,12 @@ func reportEach(ctx context.Context, paths []string, format string, ps []float64
 	if err != nil {
 		return err
 	}
-	setGPUs(runs, gpus)
+	setGPUs(runs, v.gpus)
 	for i, run := range runs {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)
 		}
-		run.Percentiles, run.Wide = ps, wide
+		run.Percentiles, run.Wide = v.ps, v.wide
 		if format != "text" {
 			for _, n := range report.Notes(run) {
 				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean
@@ -72,12 +84,15 @@ func reportEach(ctx context.Context, paths []string, format string, ps []float64
 		if err := report.Render(e.stdout, format, run); err != nil {
 			return err
 		}
+		for _, w := range run.Withheld() {
+			*withheld = append(*withheld, run.File+": "+w)
+		}
 	}
 	return nil
 }
 
 // compareBaseline is tokperf compare FILE --baseline NAME.
-func compareBaseline(ctx context.Context, paths []string, name, file string, gpus int, gpu, claim, format string, e *env) error {
+func compareBaseline(ctx context.Context, paths []string, name, file string, gpus int, gpu, claim, format string, strict bool, e *env) error {
 	all, err := loadBaselines(file)
 	if err != nil {
 		return err
@@ -100,7 +115,10 @@ func compareBaseline(ctx context.Context, paths []string, name, file string, gpu
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return report.Render(e.stdout, format, res)
+	if err := report.Render(e.stdout, format, res); err != nil {
+		return err
+	}
+	return strictly(strict, res.Withheld())
 }
 
 // compareCmd is tokperf compare: a run against a baseline, or runs A/B.
@@ -111,6 +129,8 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
 	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say")
 	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
+	var strict bool
+	registerStrict(fs, &strict)
 	var format string
 	registerFormat(fs, &format)
 	pos, err := parseMixed(fs, args, e)
@@ -124,7 +144,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		if len(pos) == 0 {
 			return usagef("with --baseline, give one result file")
 		}
-		return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e)
+		return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, strict, e)
 	}
 	if len(pos) < 2 {
 		return usagef("give two or more result files to compare, or one with --baseline NAME")
@@ -143,7 +163,10 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(e.stdout, format, res)
+	if err := report.Render(e.stdout, format, res); err != nil {
+		return err
+	}
+	return strictly(strict, res.Withheld())
 }
 
 func loadBaselines(file string) ([]baseline.Baseline, error) {

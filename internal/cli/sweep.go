@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -68,7 +69,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	failed, total := run.Failed()
-	return judge(failed, total, f.maxErrorRate)
+	return cmp.Or(judge(failed, total, f.maxErrorRate), strictly(f.strict, run.Withheld()))
 }
 
 // sharding is the run's shard (nil: none) and the env to report in (with

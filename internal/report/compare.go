@@ -70,6 +70,9 @@ func Baseline(w io.Writer, c *analyze.BaselineComparison) {
 			fmt.Fprintln(w, "(the run's GPU count is unknown: give --gpus for the per-GPU ratio)")
 		}
 	}
+	if !c.Basis.Judged() {
+		fmt.Fprintln(w, "ratios "+analyze.NotJudged(c.Basis.Withheld))
+	}
 	fmt.Fprintln(w)
 	Fields(w, "this run", "baseline", fields, verdict)
 	if claim != "" {
@@ -116,6 +119,12 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 }
 
 func ratioCell(m analyze.Metric) string {
+	if m.Withheld != "" {
+		return "not judged (see the note)"
+	}
+	if math.IsInf(m.Ratio, 1) {
+		return "from 0 (A finished none)"
+	}
 	var extra string
 	switch {
 	case !math.IsNaN(m.Lo):

@@ -537,6 +537,9 @@ func baselineHTML(c *analyze.BaselineComparison) string {
 	for _, f := range c.Fields {
 		fmt.Fprintf(&b, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td></tr>\n", text(f.Name), text(or(f.A, "?")), text(or(f.B, "?")), text(f.Verdict))
 	}
+	if !c.Basis.Judged() {
+		fmt.Fprintf(&b, "</table>\n<p class=\"warn\">ratios %s</p>\n<table hidden>", text(analyze.NotJudged(c.Basis.Withheld)))
+	}
 	fmt.Fprintf(&b, "</table>\n<p><b>verdict: %s</b></p>\n", text(c.Verdict))
 	if c.Claim != "" {
 		fmt.Fprintf(&b, "<p>claim: %s</p>\n", text(c.Claim))

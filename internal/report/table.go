@@ -270,6 +270,9 @@ func compareTable(c *analyze.Comparison) *Table {
 			}
 		}
 	}
+	for _, n := range c.Withheld() {
+		t.Lines = append(t.Lines, analyze.NotJudged(n))
+	}
 	for _, f := range c.Fairness {
 		t.Lines = append(t.Lines, "setup of "+f.B+": "+f.Verdict)
 	}
@@ -285,6 +288,9 @@ func baselineTable(c *analyze.BaselineComparison) *Table {
 			row[4], row[5], row[6] = r.RunGPU, r.BaseGPU, r.GPURatio
 		}
 		t.Rows = append(t.Rows, row)
+	}
+	if !c.Basis.Judged() {
+		t.Lines = append(t.Lines, "ratios "+analyze.NotJudged(c.Basis.Withheld))
 	}
 	t.Lines = append(t.Lines, "verdict: "+c.Verdict)
 	if c.Claim != "" {

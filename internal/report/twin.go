@@ -48,6 +48,9 @@ func TwinText(w io.Writer, m *analyze.Twin) {
 	}
 	if len(m.Predicted) > 0 {
 		fmt.Fprintln(w)
+		if !m.Basis.Judged() {
+			fmt.Fprintln(w, "predictions "+analyze.NotJudged(m.Basis.Withheld))
+		}
 		twinPredicted(w, m)
 	}
 	if m.SLO != nil {
@@ -180,6 +183,9 @@ func twinTable(m *analyze.Twin) *Table {
 		t.Lines = append(t.Lines, fmt.Sprintf("%s = %s ± %s %s (pinned: %v)", p.Name, sig(p.Value), sig(p.SE), p.Unit, p.Pinned))
 	}
 	t.Lines = append(t.Lines, m.Notes...)
+	if !m.Basis.Judged() {
+		t.Lines = append(t.Lines, "predictions "+analyze.NotJudged(m.Basis.Withheld))
+	}
 	if m.SLO != nil {
 		t.Lines = append(t.Lines, m.SLO.Text)
 	}
@@ -217,6 +223,9 @@ func TwinChecked(w io.Writer, m *analyze.Twin) {
 		cs = append(cs, fmt.Sprint(l.Concurrency))
 	}
 	fmt.Fprintf(w, "\nthe twin fitted to C=%s predicted the levels --until-saturated added, before they ran:\n", strings.Join(cs, ", "))
+	if !m.Basis.Judged() {
+		fmt.Fprintln(w, "predictions "+analyze.NotJudged(m.Basis.Withheld))
+	}
 	aligned(w, []string{"C", "figure", "predicted", "95%", "measured", "error", "inside"}, rows, 3)
 }
 

@@ -89,3 +89,20 @@ func TestTwinShowsTheEnvelope(t *testing.T) {
 		t.Errorf("html lacks the envelope:\n%s", b.String())
 	}
 }
+
+// A twin fitted to a level that was not measured validly says its
+// predictions are not judged, in text, markdown and html.
+func TestTwinWithheld(t *testing.T) {
+	m := twinModel()
+	m.Basis = &analyze.Basis{Stages: []string{"C=1", "C=16"}, Withheld: "C=16 was measured on a starved simulator (20.5% of its steps late); rerun on a quieter machine"}
+	want := "predictions not judged: C=16 was measured on a starved simulator"
+	for _, format := range []string{"text", "markdown", "html"} {
+		var b bytes.Buffer
+		if err := Render(&b, format, m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s lacks %q:\n%s", format, want, b.String())
+		}
+	}
+}

@@ -35,6 +35,10 @@ type Options struct {
 	// its body's fields other than the prompt (to check that a client
 	// sends what it was asked to); off, the trace stays small.
 	TraceWire bool
+	// Stall, when set, runs after each engine step's timer fires, before
+	// the step is timed: a test starves the simulator with it as a busy
+	// machine would (its steps then run late and /metrics says so).
+	Stall func()
 }
 
 // Server is the simulated inference server: the engine plus every route.
@@ -75,6 +79,7 @@ func New(p *Profile, opt Options) *Server {
 		died:  make(chan struct{}),
 		count: countTokens,
 	}
+	s.eng.stall = opt.Stall
 	if opt.Tokenizer != nil {
 		s.count = opt.Tokenizer.Count
 		// Output is drawn from words the tokenizer keeps whole, so the text
