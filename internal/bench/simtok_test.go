@@ -6,12 +6,14 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/tokenizer"
@@ -94,5 +96,67 @@ func traceReplayInTokens(t *testing.T, engine string) {
 	}
 	if math.Abs(got-usage) > 0.001 {
 		t.Errorf("/metrics says %.2f%%, the answers' usage %.2f%%", 100*got, 100*usage)
+	}
+}
+
+// llamaConv is convProfile as llama.cpp with a prompt cache.
+const llamaConv = `name: llamaconv
+engine: llamacpp
+model: conv
+max_running: 64
+kv_tokens: 10000000
+chunked_prefill: 1000000
+decode: {linear: {a_ms: 1, c_ms: 0}}
+prefill: {fixed_ms: 0.5, per_token_us: 100}
+prefix_cache: true
+prefix_cache_block: 16
+seed: 1
+`
+
+// Conversations against llama.cpp turn cache_prompt on unless the user
+// chose (they exist to measure the cache), and the header says so: later
+// turns then find their history cached. Single-turn runs keep it off, and
+// the simulator, as llama.cpp, then caches nothing.
+func TestLlamaConversationsCachePrompt(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte(llamaConv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := workload.ParseLengths("200")
+	out, _ := workload.ParseLengths("40")
+	for _, tc := range []struct {
+		name       string
+		turns      int
+		target     Target
+		want       string // Setup.CachePrompt
+		wantCached bool
+	}{
+		{"conversations", 3, Target{SimProfile: file}, "conversations", true},
+		{"conversations, --cache-prompt=false", 3, Target{SimProfile: file, CachePromptSet: true}, "", false},
+		{"single turn", 0, Target{SimProfile: file}, "", false},
+		{"single turn, --cache-prompt", 0, Target{SimProfile: file, CachePrompt: true, CachePromptSet: true}, "asked", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Single-turn prompts share a prefix, so that a cache would hit.
+			w, err := workload.New(workload.Options{Input: in, Output: out, Turns: tc.turns, SharedPrefix: 100, Seed: 5, IgnoreEOS: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var run *analyze.Run
+			virtual(t, func(env *Env) {
+				run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: tc.target, Prompts: w,
+					Load: Load{Concurrency: []int{1}, Requests: 3, Warmup: 0, Timeout: time.Minute}, Out: filepath.Join(t.TempDir(), "r.jsonl")}, env)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := run.Setup.CachePrompt; got != tc.want {
+				t.Errorf("the header's cache_prompt is %q, want %q", got, tc.want)
+			}
+			if cached := run.Stages[0].CachedTokens; (cached > 0) != tc.wantCached {
+				t.Errorf("%d prompt tokens cached, want some: %v", cached, tc.wantCached)
+			}
+		})
 	}
 }

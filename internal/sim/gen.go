@@ -28,6 +28,9 @@ type gen struct {
 	msgs []message
 	wrap int
 	ids  []int
+	// uncached is llama.cpp's cache_prompt: false: the prompt cache is
+	// neither read nor written.
+	uncached bool
 }
 
 // exchange is one request's state while it is served.
@@ -117,7 +120,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		length = min(len(answer), g.maxTokens) // the answer, then EOS
 	}
 	job := Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
-	if s.p.PrefixCache {
+	if s.p.PrefixCache && !g.uncached {
 		keys := s.promptKeys(g)
 		job.Blocks = blockHashes(keys, s.p.PrefixCacheBlock)
 		// The reply is cached after its prompt when it ends, as vLLM and

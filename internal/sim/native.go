@@ -240,6 +240,7 @@ type llamaRequest struct {
 	Stream      bool            `json:"stream"`
 	Temperature *float64        `json:"temperature"`
 	Seed        *int64          `json:"seed"`
+	CachePrompt *bool           `json:"cache_prompt"`
 }
 
 func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
@@ -248,7 +249,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		nativeError(w, 400, err.Error())
 		return
 	}
-	g := &gen{route: "/completion", stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 0.8}
+	g := &gen{route: "/completion", stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 0.8, uncached: req.CachePrompt != nil && !*req.CachePrompt}
 	if err := s.parsePrompt(g, req.Prompt); err != nil {
 		nativeError(w, 400, err.Error())
 		return

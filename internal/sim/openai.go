@@ -28,6 +28,8 @@ type openAIRequest struct {
 		} `json:"function"`
 	} `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	// CachePrompt is llama.cpp's (on when absent); other engines ignore it.
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 // toolName is the tool a chat request is answered with a call of, or "":
@@ -126,6 +128,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		return nil, false
 	}
 	g := &gen{route: r.URL.Path, stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 1, chat: chat, minTokens: req.MinTokens}
+	g.uncached = s.p.Engine == "llamacpp" && req.CachePrompt != nil && !*req.CachePrompt
 	if chat {
 		if len(req.Messages) == 0 {
 			openAIError(w, 400, "messages is required")
