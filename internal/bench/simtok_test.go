@@ -15,6 +15,8 @@ import (
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/tokenizer"
 	"github.com/tokperf/tokperf/internal/workload"
@@ -158,5 +160,58 @@ func TestLlamaConversationsCachePrompt(t *testing.T) {
 				t.Errorf("%d prompt tokens cached, want some: %v", cached, tc.wantCached)
 			}
 		})
+	}
+}
+
+// On the chat route with the server's own answers in the history, each
+// turn finds cached the previous turn's prompt and the answer it got, in
+// whole blocks, as on vLLM: counted in o200k tokens on both sides.
+func TestConversationTurnsHitTheAnswer(t *testing.T) {
+	tok, err := tokenizer.Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte(convProfile+"prefix_cache: true\nprefix_cache_block: 16\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := workload.ParseLengths("120")
+	out, _ := workload.ParseLengths("40")
+	w, err := workload.New(workload.Options{Input: in, Output: out, Turns: 4, Seed: 5, IgnoreEOS: true, OwnAnswers: true, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *analyze.Run
+	virtual(t, func(env *Env) {
+		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: "chat", KeepText: true, Tokenizer: tok}, Prompts: w,
+			Load: Load{Concurrency: []int{1}, Requests: 2, Warmup: 0, Timeout: time.Minute}, Out: filepath.Join(dir, "r.jsonl")}, env)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, f, err := results.Open(run.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	last := map[int]record.Record{}
+	checked := 0
+	for rd.Next() {
+		rec := rd.Record()
+		if rec.Warmup {
+			continue
+		}
+		if prev, ok := last[rec.Conversation]; ok {
+			want := min(prev.PromptTokens+tok.Count(strings.TrimSpace(prev.Text)), rec.PromptTokens-1) / 16 * 16
+			if rec.CachedTokens != want {
+				t.Errorf("conversation %d turn %d: %d of %d prompt tokens cached, want %d: the turn before's %d and its answer's %d", rec.Conversation, rec.Turn, rec.CachedTokens, rec.PromptTokens, want, prev.PromptTokens, tok.Count(strings.TrimSpace(prev.Text)))
+			}
+			checked++
+		}
+		last[rec.Conversation] = rec
+	}
+	if checked != 6 {
+		t.Errorf("%d later turns checked, want 2 conversations' 3", checked)
 	}
 }
