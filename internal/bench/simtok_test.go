@@ -163,10 +163,18 @@ func TestLlamaConversationsCachePrompt(t *testing.T) {
 	}
 }
 
-// On the chat route with the server's own answers in the history, each
-// turn finds cached the previous turn's prompt and the answer it got, in
-// whole blocks, as on vLLM: counted in o200k tokens on both sides.
+// With the server's own answers in the history, each turn finds cached
+// the previous turn's prompt and the answer it got, in whole blocks, as on
+// vLLM: on the chat route (the template's tokens, the answer trimmed as a
+// message holds it) and on the raw one (the prompt ends with "assistant:",
+// the answer continues it), counted in o200k tokens on both sides.
 func TestConversationTurnsHitTheAnswer(t *testing.T) {
+	for _, endpoint := range []string{"chat", "completions"} {
+		t.Run(endpoint, func(t *testing.T) { conversationTurnsHitTheAnswer(t, endpoint) })
+	}
+}
+
+func conversationTurnsHitTheAnswer(t *testing.T, endpoint string) {
 	tok, err := tokenizer.Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +192,7 @@ func TestConversationTurnsHitTheAnswer(t *testing.T) {
 	}
 	var run *analyze.Run
 	virtual(t, func(env *Env) {
-		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: "chat", KeepText: true, Tokenizer: tok}, Prompts: w,
+		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: endpoint, KeepText: true, Tokenizer: tok}, Prompts: w,
 			Load: Load{Concurrency: []int{1}, Requests: 2, Warmup: 0, Timeout: time.Minute}, Out: filepath.Join(dir, "r.jsonl")}, env)
 	})
 	if err != nil {
@@ -203,9 +211,13 @@ func TestConversationTurnsHitTheAnswer(t *testing.T) {
 			continue
 		}
 		if prev, ok := last[rec.Conversation]; ok {
-			want := min(prev.PromptTokens+tok.Count(strings.TrimSpace(prev.Text)), rec.PromptTokens-1) / 16 * 16
+			answer := prev.Text // the raw prompt's "assistant:" goes on with it
+			if endpoint == "chat" {
+				answer = strings.TrimSpace(answer) // as a message holds it
+			}
+			want := min(prev.PromptTokens+tok.Count(answer), rec.PromptTokens-1) / 16 * 16
 			if rec.CachedTokens != want {
-				t.Errorf("conversation %d turn %d: %d of %d prompt tokens cached, want %d: the turn before's %d and its answer's %d", rec.Conversation, rec.Turn, rec.CachedTokens, rec.PromptTokens, want, prev.PromptTokens, tok.Count(strings.TrimSpace(prev.Text)))
+				t.Errorf("conversation %d turn %d: %d of %d prompt tokens cached, want %d: the turn before's %d and its answer's %d", rec.Conversation, rec.Turn, rec.CachedTokens, rec.PromptTokens, want, prev.PromptTokens, tok.Count(answer))
 			}
 			checked++
 		}
