@@ -155,7 +155,13 @@ func prose(t *testing.T, from, n int) string {
 // of the ids they share by the tokenizer (not of their words), and
 // /metrics's hit rate is the hits over the prompts' tokens.
 func TestPrefixCacheCountsTokens(t *testing.T) {
-	tok := realTokenizer(t, "o200k_base")
+	for _, name := range []string{"o200k_base", "qwen3", "llama3"} {
+		t.Run(name, func(t *testing.T) { prefixCacheCountsTokens(t, name) })
+	}
+}
+
+func prefixCacheCountsTokens(t *testing.T, name string) {
+	tok := realTokenizer(t, name)
 	p := cachedProfile(t, "vllm")
 	head := prose(t, 20, 12)
 	prompts := []string{head + " " + prose(t, 40, 3), head + " " + prose(t, 60, 3), head[:len(head)/2] + " and then something else entirely"}
@@ -177,7 +183,7 @@ func TestPrefixCacheCountsTokens(t *testing.T) {
 				got = d.CachedTokens
 			}
 			if got != want || r.Usage.PromptTokens != len(ids) {
-				t.Errorf("prompt %d: %d of %d tokens cached, want %d of %d (%d ids shared by o200k_base)", i, got, r.Usage.PromptTokens, want, len(ids), shared)
+				t.Errorf("prompt %d: %d of %d tokens cached, want %d of %d (%d ids shared by %s)", i, got, r.Usage.PromptTokens, want, len(ids), shared, name)
 			}
 			queries, hits = queries+len(ids), hits+want
 		}
