@@ -200,7 +200,11 @@ func (f *tgiFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids []i
 	first := ev.Total - len(ids)
 	words := strings.Fields(string(piece)) // one a token
 	for i, id := range ids {
-		e := tgiEvent{Index: first + i + 1, Token: tgiToken{ID: id, Text: " " + words[i], Logprob: -0.25}}
+		tok := ""
+		if i < len(words) {
+			tok = " " + words[i]
+		}
+		e := tgiEvent{Index: first + i + 1, Token: tgiToken{ID: id, Text: tok, Logprob: -0.25}}
 		if ev.Done && i == len(ids)-1 {
 			text := strings.TrimPrefix(string(x.text), "")
 			e.GeneratedText = &text

@@ -105,6 +105,14 @@ func TestServedTokensAreTheTokenizers(t *testing.T) {
 							Tokens []int `json:"tokens"`
 						}
 						json.Unmarshal(body, &tz)
+						if name == "o200k_base" && len(want) > 0 {
+							ids, _ := json.Marshal(want)
+							_, _, body := do(t, c, "POST", "/detokenize", fmt.Sprintf(`{"tokens":%s}`, ids))
+							var back map[string]string
+							if json.Unmarshal(body, &back); back[field] != g.Text {
+								t.Errorf("%s text %d: /detokenize gives %q, want %q", engine, i+1, back[field], g.Text)
+							}
+						}
 						var prompt int
 						if len(want) > 0 {
 							_, _, body = do(t, c, "POST", route, fmt.Sprintf(`{"prompt":%s,"max_tokens":1,"n_predict":1}`, text))
