@@ -170,6 +170,10 @@ type Target struct {
 	// the server's GPUs from (a path starting with / is on the target),
 	// instead of a local nvidia-smi.
 	GPUMetrics string
+	// CachePromptSet says the user chose CachePrompt (--cache-prompt);
+	// otherwise conversations against llama.cpp turn it on, since they
+	// exist to measure the cache.
+	CachePromptSet bool
 }
 
 // Header is an HTTP header the user asked for on every request.

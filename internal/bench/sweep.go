@@ -267,6 +267,14 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		}
 		source = p.Request
 	}
+	if setup.Server.Engine == "llamacpp" {
+		if cfg.Prompts != nil && cfg.Prompts.Conversational() && !sess.t.CachePromptSet {
+			sess.t.CachePrompt = true // conversations exist to measure the cache
+			setup.CachePrompt = "conversations"
+		} else if sess.t.CachePrompt {
+			setup.CachePrompt = "asked"
+		}
+	}
 	b, err := sess.Backend(ctx, setup.Endpoint, maxConns)
 	if err != nil {
 		return nil, err

@@ -153,6 +153,7 @@ type targetFlags struct {
 	insecure                                      bool
 	wait                                          waitReady
 	cachePrompt, http2, netHTTP                   bool
+	cachePromptSet                                bool // --cache-prompt given, on the line or in --config
 	gpus                                          int
 	gpuType                                       string
 	headers                                       headers
@@ -182,7 +183,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.group("Requests")
 	fs.Var(&f.headers, "header", "an HTTP header on every request, 'Name: value' (repeatable; values are never written to the result file)")
 	fs.Var(&f.extraBody, "extra-body", "JSON object merged into every request body, e.g. '{\"top_p\":0.9}'; ENDPOINT=JSON for one endpoint only, e.g. chat='{\"chat_template_kwargs\":{\"enable_thinking\":false}}' (repeatable)")
-	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache")
+	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache (default: on for conversations only)")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
@@ -238,7 +239,7 @@ func (f *targetFlags) warn(e *env) {
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
-		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
+		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
 		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics}
 }
 
@@ -418,6 +419,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return err
 	}
 	f.concSet = fs.Changed("concurrency")
+	f.cachePromptSet = fs.Changed("cache-prompt")
 	if err := f.targetFlags.check(); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func simCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	profile := fs.String("profile", "seed", "profile: a built-in name or a .yaml file")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0: any free port)")
 	list := fs.Bool("list-profiles", false, "list the built-in profiles and exit")
-	tokSpec := fs.String("tokenizer", "", "count prompt tokens with this tokenizer, as the served model would: o200k_base, cl100k_base, a tokenizer.json or a model directory (default: words)")
+	tokSpec := fs.String("tokenizer", "", "count in this tokenizer's tokens, as the served model would (prompts, the prefix cache, /tokenize): o200k_base, cl100k_base, a tokenizer.json or a model directory (default: words)")
 	traceLimit := fs.Int("trace-limit", 10000, "finished requests the ground-truth trace keeps (the most recent; memory stays flat in a long run)")
 	if err := parse(fs, args, e); err != nil {
 		return err

@@ -31,6 +31,11 @@ type Setup struct {
 	Headers []string `json:"headers,omitempty"`
 	// ExtraBody is --extra-body as given: fields merged into each body.
 	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
+	// CachePrompt says llama.cpp was asked to reuse its prompt cache
+	// (cache_prompt: true): "asked" by --cache-prompt, or "conversations"
+	// by default, as conversations exist to measure the cache; empty: off,
+	// or not llama.cpp.
+	CachePrompt string `json:"cache_prompt,omitempty"`
 	// Shard, when set, says this file is one shard of a run split
 	// across processes (--shard I/N); Load is then the whole run's.
 	Shard *Shard `json:"shard,omitempty"`

@@ -347,6 +347,12 @@ func Describe(s record.Setup) string {
 	if s.Workload.Prompts != "" {
 		fmt.Fprintf(&b, "\nprompts: %s", s.Workload.Prompts)
 	}
+	switch s.CachePrompt {
+	case "conversations":
+		b.WriteString("\ncache_prompt on: llama.cpp reuses its prompt cache from turn to turn, as conversations measure it (--cache-prompt=false for a cold prefill)")
+	case "asked":
+		b.WriteString("\ncache_prompt on (--cache-prompt): llama.cpp reuses its prompt cache, so TTFT leaves out the prefill of what it kept")
+	}
 	return b.String()
 }
 

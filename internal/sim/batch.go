@@ -223,6 +223,10 @@ func (b *batch) advance(s *Stream, n int, now time.Time) int {
 				ev.Finish = "length"
 			}
 			s.gone = true
+			if b.cache != nil && s.job.Reply != nil {
+				// Its KV, freed as it leaves, keeps the reply's blocks.
+				b.cache.insert(s.job.Reply, b.p.KVTokens-b.kvUsed+s.kv)
+			}
 			if b.m != nil {
 				b.m.Finished.Add(1)
 			}

@@ -18,6 +18,10 @@ type Job struct {
 	// Blocks are the prompt's chained block hashes, for the prefix cache
 	// (blockHashes); nil when the profile has none.
 	Blocks []uint64
+	// Reply are the block hashes of the prompt followed by its whole
+	// output, cached when the request ends (a cancelled one adds none);
+	// nil: only the prompt's are.
+	Reply []uint64
 	// Acceptance, when Accept is set, is this request's speculative
 	// acceptance instead of the profile's (Spec.AcceptanceRepetitive).
 	Acceptance float64

@@ -22,6 +22,15 @@ type gen struct {
 	chat         bool // pays the chat route's overhead
 	minTokens    int
 	tool         string // answer with a call of this tool (Wire.ToolCalls)
+	// The prompt's tokens for the prefix cache (promptKeys): a chat
+	// request's messages, a raw prompt's template tokens before its text,
+	// or the ids it came as.
+	msgs []message
+	wrap int
+	ids  []int
+	// uncached is llama.cpp's cache_prompt: false: the prompt cache is
+	// neither read nor written.
+	uncached bool
 }
 
 // exchange is one request's state while it is served.
@@ -111,8 +120,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		length = min(len(answer), g.maxTokens) // the answer, then EOS
 	}
 	job := Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
-	if s.p.PrefixCache {
-		job.Blocks = blockHashes(g.prompt, s.p.PrefixCacheBlock)
+	if s.p.PrefixCache && !g.uncached {
+		keys := s.promptKeys(g)
+		job.Blocks = blockHashes(keys, s.p.PrefixCacheBlock)
+		// The reply is cached after its prompt when it ends, as vLLM and
+		// SGLang keep a finished sequence's blocks: it is drawn now from
+		// the same seed the stream's text is.
+		reply := newTextGen(key)
+		reply.answer, reply.words = answer, s.outWords
+		text, _ := reply.next(nil, nil, length)
+		job.Reply = blockHashes(s.replyKeys(keys, g, string(text)), s.p.PrefixCacheBlock)
 	}
 	if sp := s.p.Spec; sp != nil && sp.AcceptanceRepetitive > 0 {
 		job.Acceptance, job.Accept = sp.AcceptanceFor(Repetition(g.prompt)), true

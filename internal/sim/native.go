@@ -49,10 +49,9 @@ func (s *Server) generateRoute(w http.ResponseWriter, r *http.Request) {
 	g := &gen{route: "/generate", stream: req.Stream, temperature: 1, maxTokens: 128}
 	switch {
 	case len(req.InputIDs) > 0:
-		g.prompt, g.promptTokens = fmt.Sprint(req.InputIDs), len(req.InputIDs)
+		g.prompt, g.promptTokens, g.ids = fmt.Sprint(req.InputIDs), len(req.InputIDs), req.InputIDs
 	case len(req.Text) > 0:
-		var err error
-		if g.prompt, g.promptTokens, err = s.parsePrompt(req.Text); err != nil {
+		if err := s.parsePrompt(g, req.Text); err != nil {
 			nativeError(w, 400, "text: "+err.Error())
 			return
 		}
@@ -199,8 +198,13 @@ func tgiFinish(ev Event) string {
 // several: TGI's stream is bursty under speculation, never packed.
 func (f *tgiFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids []int) []byte {
 	first := ev.Total - len(ids)
+	words := strings.Fields(string(piece)) // one a token
 	for i, id := range ids {
-		e := tgiEvent{Index: first + i + 1, Token: tgiToken{ID: id, Text: " " + vocab[id], Logprob: -0.25}}
+		tok := ""
+		if i < len(words) {
+			tok = " " + words[i]
+		}
+		e := tgiEvent{Index: first + i + 1, Token: tgiToken{ID: id, Text: tok, Logprob: -0.25}}
 		if ev.Done && i == len(ids)-1 {
 			text := strings.TrimPrefix(string(x.text), "")
 			e.GeneratedText = &text
@@ -240,6 +244,7 @@ type llamaRequest struct {
 	Stream      bool            `json:"stream"`
 	Temperature *float64        `json:"temperature"`
 	Seed        *int64          `json:"seed"`
+	CachePrompt *bool           `json:"cache_prompt"`
 }
 
 func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
@@ -248,9 +253,8 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		nativeError(w, 400, err.Error())
 		return
 	}
-	g := &gen{route: "/completion", stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 0.8}
-	var err error
-	if g.prompt, g.promptTokens, err = s.parsePrompt(req.Prompt); err != nil {
+	g := &gen{route: "/completion", stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 0.8, uncached: req.CachePrompt != nil && !*req.CachePrompt}
+	if err := s.parsePrompt(g, req.Prompt); err != nil {
 		nativeError(w, 400, err.Error())
 		return
 	}
@@ -359,6 +363,7 @@ func (s *Server) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 			}
 			g.prompt += m.Role + ":" + t + "\n"
 			g.promptTokens += 4 + s.count(t)
+			g.msgs = append(g.msgs, message{m.Role, t})
 		}
 	} else {
 		if req.Prompt == nil {
@@ -366,7 +371,8 @@ func (s *Server) ollama(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 		g.prompt = *req.Prompt
-		g.promptTokens = 26 + s.count(g.prompt) // the model's template wraps the prompt
+		g.wrap = 26 // the model's template wraps the prompt
+		g.promptTokens = g.wrap + s.count(g.prompt)
 	}
 	g.maxTokens = s.p.ContextLength - g.promptTokens
 	if o := req.Options; o.NumPredict != nil && *o.NumPredict >= 0 {
@@ -405,9 +411,9 @@ func (f *ollamaFormat) piece(text string, done bool) map[string]any {
 }
 
 // event writes one line per token, as Ollama does.
-func (f *ollamaFormat) event(b []byte, _ *exchange, _ Event, _ []byte, ids []int) []byte {
-	for _, id := range ids {
-		b = f.line(b, f.piece(" "+vocab[id], false))
+func (f *ollamaFormat) event(b []byte, _ *exchange, _ Event, piece []byte, _ []int) []byte {
+	for _, w := range strings.Fields(string(piece)) { // one a token
+		b = f.line(b, f.piece(" "+w, false))
 	}
 	return b
 }

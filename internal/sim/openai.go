@@ -28,6 +28,8 @@ type openAIRequest struct {
 		} `json:"function"`
 	} `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
+	// CachePrompt is llama.cpp's (on when absent); other engines ignore it.
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 // toolName is the tool a chat request is answered with a call of, or "":
@@ -80,27 +82,31 @@ func (m chatMessage) text() (string, error) {
 	return b.String(), nil
 }
 
-// parsePrompt accepts a string, a one-element list of strings, or token ids.
-func (s *Server) parsePrompt(raw json.RawMessage) (text string, tokens int, err error) {
+// parsePrompt reads a prompt into g: a string, a one-element list of
+// strings, or token ids.
+func (s *Server) parsePrompt(g *gen, raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", 0, fmt.Errorf("prompt is required")
+		return fmt.Errorf("prompt is required")
 	}
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
-		return one, s.count(one), nil
+		g.prompt, g.promptTokens = one, s.count(one)
+		return nil
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) == nil {
 		if len(list) != 1 {
-			return "", 0, fmt.Errorf("exactly one prompt per request is supported, got %d", len(list))
+			return fmt.Errorf("exactly one prompt per request is supported, got %d", len(list))
 		}
-		return list[0], s.count(list[0]), nil
+		g.prompt, g.promptTokens = list[0], s.count(list[0])
+		return nil
 	}
 	var ids []int
 	if json.Unmarshal(raw, &ids) == nil {
-		return fmt.Sprint(ids), len(ids), nil
+		g.prompt, g.promptTokens, g.ids = fmt.Sprint(ids), len(ids), ids
+		return nil
 	}
-	return "", 0, fmt.Errorf("prompt must be a string, a list of one string, or token ids")
+	return fmt.Errorf("prompt must be a string, a list of one string, or token ids")
 }
 
 func decodeBody(r *http.Request, v any) error {
@@ -122,6 +128,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		return nil, false
 	}
 	g := &gen{route: r.URL.Path, stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 1, chat: chat, minTokens: req.MinTokens}
+	g.uncached = s.p.Engine == "llamacpp" && req.CachePrompt != nil && !*req.CachePrompt
 	if chat {
 		if len(req.Messages) == 0 {
 			openAIError(w, 400, "messages is required")
@@ -136,6 +143,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 				return nil, false
 			}
 			g.promptTokens += 4 + s.count(t)
+			g.msgs = append(g.msgs, message{m.Role, t})
 			b.WriteString(m.Role)
 			b.WriteByte(':')
 			b.WriteString(t)
@@ -143,8 +151,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		}
 		g.prompt = b.String()
 	} else {
-		var err error
-		if g.prompt, g.promptTokens, err = s.parsePrompt(req.Prompt); err != nil {
+		if err := s.parsePrompt(g, req.Prompt); err != nil {
 			openAIError(w, 400, err.Error())
 			return nil, false
 		}

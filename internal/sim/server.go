@@ -29,7 +29,10 @@ type Options struct {
 	TraceChunks int
 	// Tokenizer, when set, counts prompt tokens as the served model's
 	// tokenizer does (as a real server's usage.prompt_tokens); without one
-	// a prompt's tokens are its words.
+	// a prompt's tokens are its words. One that also has Encode(string)
+	// []int and Decode([]int) string (a tokenizer.Tokenizer) gives the
+	// prefix cache's tokens and /tokenize's ids too; one that only counts
+	// leaves them words.
 	Tokenizer interface{ Count(text string) int }
 	// TraceWire keeps in each trace entry the request's own headers and
 	// its body's fields other than the prompt (to check that a client
@@ -55,6 +58,7 @@ type Server struct {
 	rng   *rand.Rand
 	// count counts a prompt's tokens (Options.Tokenizer, or words).
 	count    func(string) int
+	enc      encoder  // Options.Tokenizer when it encodes, or nil
 	tokens   tokenIDs // the ids of /tokenize
 	outWords []string // output words with a tokenizer (nil: vocab)
 	// died is closed when die_after strikes; Serve then drops everything.
@@ -85,6 +89,7 @@ func New(p *Profile, opt Options) *Server {
 		// Output is drawn from words the tokenizer keeps whole, so the text
 		// sent counts, by the client's same tokenizer, as the tokens reported.
 		s.outWords = oneTokenWords(opt.Tokenizer.Count)
+		s.enc, _ = opt.Tokenizer.(encoder)
 	}
 	if !opt.NoTrace {
 		s.trace = newTracer(opt.TraceLimit, opt.TraceChunks)

@@ -9,7 +9,7 @@ import (
 
 // tokenIDs gives the simulator's tokens ids, as a real server's /tokenize
 // does: a token is a word, as the simulator counts prompts when it has no
-// Options.Tokenizer.
+// Options.Tokenizer (with one that encodes, /tokenize gives its ids).
 type tokenIDs struct {
 	mu    sync.Mutex
 	ids   map[string]int
@@ -68,7 +68,12 @@ func (s *Server) tokenizeRoutes(m *http.ServeMux) {
 			writeJSON(w, 400, map[string]any{"error": text + " is required"})
 			return
 		}
-		ids := s.tokens.encode(t)
+		var ids []int
+		if s.enc != nil {
+			ids = s.enc.Encode(t)
+		} else {
+			ids = s.tokens.encode(t)
+		}
 		if ids == nil {
 			ids = []int{}
 		}
@@ -82,7 +87,13 @@ func (s *Server) tokenizeRoutes(m *http.ServeMux) {
 			writeJSON(w, 400, map[string]any{"error": err.Error()})
 			return
 		}
-		t, ok := s.tokens.decode(req.Tokens)
+		var t string
+		ok := true
+		if s.enc != nil {
+			t = s.enc.Decode(req.Tokens)
+		} else {
+			t, ok = s.tokens.decode(req.Tokens)
+		}
 		if !ok {
 			writeJSON(w, 400, map[string]any{"error": "unknown token id"})
 			return

@@ -51,10 +51,11 @@ func turnIndex(c, k int) int { return c<<10 | k&1023 }
 
 // Turn is turn k (from 0) of conversation c: the whole history before it
 // and its own user message, to the chat endpoint as messages and to every
-// other as "role: content" paragraphs (a prefix of the next turn's). The
-// history's replies are the dataset's or the generated ones, or, with
-// Options.OwnAnswers, answers[j] (spaces trimmed at both ends, as a chat
-// message holds it) for each turn j < k that has one.
+// other as "role: content" paragraphs ending with "assistant:" (with the
+// answer after it, the start of the next turn's). The history's replies
+// are the dataset's or the generated ones, or, with Options.OwnAnswers,
+// answers[j] (spaces trimmed at both ends, as a chat message holds it) for
+// each turn j < k that has one.
 func (w *Workload) Turn(c, k int, answers []string) record.Request {
 	if !w.o.OwnAnswers {
 		answers = nil
@@ -153,7 +154,9 @@ func replyOf(ms []record.Message, k int) int {
 }
 
 // flattenTurns is a conversation as one prompt, "role: content" paragraphs
-// even for one message, so each turn's prompt starts with the last's.
+// even for one message, ending with "assistant:" for the answer to follow
+// (after a user message), so each turn's prompt starts with the last's and
+// the answer it got: a server that caches its replies hits them.
 func flattenTurns(ms []record.Message) string {
 	var b strings.Builder
 	for i, m := range ms {
@@ -163,6 +166,9 @@ func flattenTurns(ms []record.Message) string {
 		b.WriteString(m.Role)
 		b.WriteString(": ")
 		b.WriteString(m.Content)
+	}
+	if len(ms) > 0 && ms[len(ms)-1].Role == "user" {
+		b.WriteString("\n\nassistant:")
 	}
 	return b.String()
 }

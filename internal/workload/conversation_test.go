@@ -37,7 +37,7 @@ func TestGeneratedConversation(t *testing.T) {
 						t.Fatalf("own %v turn %d: message %d is not the last turn's", own, k, j)
 					}
 				}
-				if !strings.HasPrefix(req.Prompt, prev.Prompt+"\n\nassistant: ") {
+				if !strings.HasPrefix(req.Prompt, prev.Prompt+" "+req.Messages[2*k-1].Content+"\n\nuser: ") || !strings.HasSuffix(req.Prompt, "\n\nassistant:") {
 					t.Fatalf("own %v turn %d: the prompt does not start with the last turn's", own, k)
 				}
 				reply := req.Messages[2*k-1]
@@ -127,7 +127,7 @@ func TestShareGPTConversation(t *testing.T) {
 	if len(req.Messages) != 4 || req.Messages[0].Role != "system" || req.Messages[2].Content != "hello you two" || req.Messages[3].Content != "more" || req.MaxTokens != 4 {
 		t.Errorf("turn 2: %+v, max %d", req.Messages, req.MaxTokens)
 	}
-	if first := w.Turn(0, 0, nil); first.MaxTokens != 3 || first.Prompt != "system: sys\n\nuser: hi there" {
+	if first := w.Turn(0, 0, nil); first.MaxTokens != 3 || first.Prompt != "system: sys\n\nuser: hi there\n\nassistant:" {
 		t.Errorf("turn 1: %q, max %d", first.Prompt, first.MaxTokens)
 	}
 	// Without conversations the record is its first exchange, as before.

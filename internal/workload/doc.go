@@ -29,7 +29,9 @@
 // rate, lengths and prefix reuse. Conversations (Options.Turns generated,
 // Options.Conversations a dataset's) are sent turn by turn through Turn,
 // each turn carrying the whole history before it (with OwnAnswers, the
-// server's answers in place of the replies). Everything is
+// server's answers in place of the replies); a raw route's prompt ends
+// with "assistant:", so the answer continues it and the next turn starts
+// with both, as a server that caches its replies finds them. Everything is
 // the same for the same seed and request index.
 //
 // With a Tokenizer a generated prompt asked for N tokens is exactly N by it
