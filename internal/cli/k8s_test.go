@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -267,5 +268,62 @@ func TestK8sSlurmTasksDryRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The tokperf command lines of docs/distributed.md parse, and its tokperf
+// k8s commands print manifests whose every shard's command passes the dry
+// run: each pod's args as the kubelet expands them, each array task's
+// exec line as bash reads it, the index substituted.
+func TestGuideCommands(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(pkgDir, "..", "..", "docs", "distributed.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, line := range commands(string(b)) {
+		rest, ok := strings.CutPrefix(line, "go run ./cmd/tokperf ")
+		if !ok {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, " > ")
+		args := shellWords(t, rest)
+		if err := parseOnly(t, args); err != "" {
+			t.Errorf("%q: %s", line, err)
+			continue
+		}
+		if len(args) < 2 || args[0] != "k8s" {
+			continue
+		}
+		kinds[args[1]]++
+		out, errw, code := runCLI(t, args...)
+		if code != 0 {
+			t.Errorf("%q: exit %d: %s", line, code, errw)
+			continue
+		}
+		shards, _ := strconv.Atoi(args[slices.Index(args, "--shards")+1])
+		for i := range shards {
+			index := strconv.Itoa(i)
+			var shard []string
+			if args[1] == "job" {
+				shard = containerArgs(t, out, index)
+			} else {
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				exec, ok := strings.CutPrefix(lines[len(lines)-1], "exec ")
+				if !ok {
+					t.Fatalf("the script does not end in exec:\n%s", out)
+				}
+				shard = shellWords(t, strings.ReplaceAll(exec, `"${SLURM_ARRAY_TASK_ID}"`, index))[1:]
+			}
+			if !slices.Contains(shard, index+"/"+strconv.Itoa(shards)) {
+				t.Errorf("%q: shard %d runs %q", line, i, shard)
+			}
+			if err := dryRun(t, shard); err != "" {
+				t.Errorf("%q: shard %d: %q is refused: %s", line, i, shard, err)
+			}
+		}
+	}
+	if kinds["job"] < 2 || kinds["slurm"] < 2 {
+		t.Errorf("docs/distributed.md shows %d k8s job and %d k8s slurm commands, want a claim's and a --logs Job, and two scripts", kinds["job"], kinds["slurm"])
 	}
 }
