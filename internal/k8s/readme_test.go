@@ -47,7 +47,11 @@ func guideCommands(t *testing.T, sub string) ([][]string, string) {
 func run(t *testing.T, args []string) []byte {
 	t.Helper()
 	var out, errw bytes.Buffer
-	if code := cli.Run(context.Background(), args, strings.NewReader(""), &out, &errw); code != 0 || errw.Len() > 0 {
+	code := cli.Run(context.Background(), args, strings.NewReader(""), &out, &errw)
+	// The one warning a command may give: a --url of the machine itself,
+	// as the guide's run on a one-node cluster has (and shows).
+	warned := regexp.MustCompile(`^warning: --url \S+ is each shard's own machine[^\n]*\n$`).Match(errw.Bytes())
+	if code != 0 || (errw.Len() > 0 && !warned) {
 		t.Fatalf("tokperf %q: exit %d\n%s", args, code, errw.String())
 	}
 	return out.Bytes()

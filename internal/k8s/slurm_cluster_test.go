@@ -18,7 +18,7 @@ import (
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/cli"
 	"github.com/tokperf/tokperf/internal/record"
-	"github.com/tokperf/tokperf/internal/results"
+	resultfile "github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
@@ -195,17 +195,17 @@ func report(t *testing.T, ctx context.Context, files ...string) reported {
 func oneFile(t *testing.T, dir string, files []string) string {
 	t.Helper()
 	type shard struct {
-		h       *results.Header
+		h       *resultfile.Header
 		recs    []record.Record
 		metrics []record.ServerSample
 	}
 	var shards []shard
 	var base time.Time
-	at := func(h *results.Header) time.Time {
+	at := func(h *resultfile.Header) time.Time {
 		return time.Unix(0, h.StartUnixNs).Add(h.Setup.Shard.Clock.Offset())
 	}
 	for _, f := range files {
-		h, recs, r, err := results.ReadAll(f)
+		h, recs, r, err := resultfile.ReadAll(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func oneFile(t *testing.T, dir string, files []string) string {
 		h.Setup.Load.TimerLateP99Ms = max(h.Setup.Load.TimerLateP99Ms, s.h.Setup.Load.TimerLateP99Ms)
 	}
 	path := filepath.Join(dir, "one.jsonl")
-	w, err := results.Create(path, h)
+	w, err := resultfile.Create(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
