@@ -149,6 +149,11 @@ func (s *Shard) split(p runner.Plan) (runner.Plan, record.ShardStage) {
 	return q, rec
 }
 
+// Check refuses what a shard cannot do with cfg, as Sweep would before it
+// connects: for the commands a manifest generates, checked where they are
+// written.
+func (s *Shard) Check(cfg *SweepConfig) error { return s.check(cfg) }
+
 // check refuses what a shard cannot do.
 func (s *Shard) check(cfg *SweepConfig) error {
 	switch {

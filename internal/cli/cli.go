@@ -82,6 +82,11 @@ type env struct {
 	// parseOnly stops a command once its flags parsed (errParsed), for
 	// the test that reads every README command line.
 	parseOnly bool
+	// dryRun stops run and sweep once everything they check before they
+	// connect passed (errParsed): their flags and settings, and a shard's
+	// start and stages. For the tests that run every command a
+	// manifest generates.
+	dryRun bool
 }
 
 // Exit codes: what happened, for scripts and CI.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/k8s"
 )
 
@@ -31,14 +32,14 @@ func (f *k8sFlags) register(fs *flagSet) {
 	fs.IntVar(&f.shards, "shards", 0, "processes, each on its own node, that share the benchmark's load (required)")
 	fs.StringVar(&f.name, "name", k8s.DefaultName, "the Job's (or the Slurm job's) name")
 	fs.StringVar(&f.runID, "run-id", "", "the id the shards of this run share (default: the name and the time, UTC; a new one for every manifest, so runs never share a barrier)")
-	fs.DurationVar(&f.startIn, "start-in", 0, "the shards start their first stage this long after now, a time written into the manifest (apply it before then)")
-	fs.BoolVar(&f.barrier, "barrier", false, "every stage starts once all the shards are there, at a barrier in the shared directory (the default with --pvc or --dir)")
+	fs.DurationVar(&f.startIn, "start-in", 0, "the shards start their first stage this long after now, a time written into the manifest (apply it before then); with --pvc or --dir the later stages still start at the barrier")
+	fs.BoolVar(&f.barrier, "barrier", false, "every stage starts once all the shards are there, at a barrier in the shared directory (always so with --pvc or --dir)")
 	fs.StringVar(&f.command, "command", k8s.DefaultCommand, "tokperf's path in the image or on the nodes")
 	fs.group("Kubernetes (k8s job)")
 	fs.StringVar(&f.image, "image", "", "a container image with the tokperf binary (required)")
 	fs.StringVar(&f.namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
 	fs.StringVar(&f.pvc, "pvc", "", "a ReadWriteMany PersistentVolumeClaim every shard mounts at "+k8s.MountPath+": the result files and the barrier")
-	fs.BoolVar(&f.logs, "logs", false, "write each shard's results to stdout, for kubectl logs (no volume; needs --start-in; small runs: the kubelet rotates logs at 10 MiB by default)")
+	fs.BoolVar(&f.logs, "logs", false, "write each shard's results to stdout, for kubectl logs (no volume, so no barrier: needs --start-in and a benchmark of one stage; small runs: the kubelet rotates logs at 10 MiB by default)")
 	fs.StringArrayVar(&f.nodeSelector, "node-selector", nil, "run the shards on nodes with this label, key=value (repeatable)")
 	fs.StringVar(&f.cpu, "cpu", k8s.DefaultCPU, "CPUs of each shard, requested and the limit (guaranteed QoS: a load generator that shares its CPUs measures its own queueing)")
 	fs.StringVar(&f.memory, "memory", k8s.DefaultMemory, "memory of each shard, requested and the limit")
@@ -174,6 +175,9 @@ func (f *k8sFlags) job(fs *flagSet, bench []string, e *env) error {
 	if err := j.Check(); err != nil {
 		return usagef("%v", err)
 	}
+	if err := shardsAccept(j.PodArgs, j.Shards, f.logs); err != nil {
+		return err
+	}
 	return j.Write(e.stdout)
 }
 
@@ -183,8 +187,6 @@ func (f *k8sFlags) start(at *time.Time, shared bool) error {
 	switch {
 	case f.startIn < 0:
 		return usagef("--start-in must not be negative")
-	case f.startIn > 0 && f.barrier:
-		return usagef("give --start-in or --barrier, not both")
 	case f.barrier && !shared:
 		return usagef("--barrier needs a directory every shard sees: --pvc")
 	case f.startIn > 0:
@@ -206,5 +208,47 @@ func (f *k8sFlags) slurm(fs *flagSet, bench []string, e *env) error {
 	if err := b.Check(); err != nil {
 		return usagef("%v", err)
 	}
+	if err := shardsAccept(b.TaskArgs, b.Shards, false); err != nil {
+		return err
+	}
 	return b.Write(e.stdout)
+}
+
+// shardsAccept says, where the manifest is written, whether the first and
+// the last shard accept what they are asked to run (the others differ
+// from them in the index alone): their flags as tokperf parses them and
+// what run and sweep check of a shard before they connect (its start, its
+// stages). The files the benchmark names are read on the nodes, not here;
+// the tests run the whole dry run (env.dryRun) on every shard's command.
+func shardsAccept(args func(int) []string, shards int, logs bool) error {
+	for _, i := range []int{0, shards - 1} {
+		a := args(i)
+		fs := newFlags(a[0])
+		var f loadFlags
+		f.register(fs, a[0])
+		err := parse(fs, a[1:], &env{})
+		var shard *bench.Shard
+		if err == nil {
+			shard, err = f.shard.config(fs)
+		}
+		if err == nil {
+			if n := len(f.load().Plans()); logs && n > 1 {
+				return usagef("--logs: the %s has %d stages, and without a shared directory there is no barrier to start each of them together (--start-in times the first; a stage's length is not known ahead): give --pvc CLAIM, or one level per Job (one -c or one --rate)", a[0], n)
+			}
+			err = checkShard(shard, &f)
+		}
+		if err != nil {
+			return usagef("shard %d/%d would refuse its command: %v", i, shards, err)
+		}
+	}
+	return nil
+}
+
+// checkShard is what Sweep checks of a shard (nil: none) before it
+// connects.
+func checkShard(shard *bench.Shard, f *loadFlags) error {
+	if shard == nil {
+		return nil
+	}
+	return shard.Check(&bench.SweepConfig{Target: bench.Target{URL: f.url}, Load: f.load()})
 }

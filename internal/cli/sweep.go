@@ -32,6 +32,12 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if cmd != "sweep" && len(f.rates) > 1 {
 		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
 	}
+	if e.dryRun {
+		if err := checkShard(shard, &f); err != nil {
+			return err
+		}
+		return errParsed
+	}
 	benv := e.progress(func(s record.Setup) {
 		fmt.Fprintln(e.stderr, report.Describe(s))
 		if shard != nil {

@@ -50,7 +50,11 @@ type Job struct {
 	// mounts at MountPath for its result file and the start barrier; ""
 	// writes the results to stdout, for kubectl logs.
 	Claim string
-	// StartAt is when every shard starts; zero: the barrier on the claim.
+	// StartAt is when the first stage starts; zero: as soon as every
+	// shard is at the barrier on the claim. With a claim every stage also
+	// starts at the barrier; without one StartAt alone starts the shards,
+	// so the benchmark must be one stage (a stage's length is not known
+	// ahead).
 	StartAt      time.Time
 	NodeSelector []Label
 	CPU, Memory  string // each a request and the same limit (guaranteed QoS)
@@ -176,22 +180,71 @@ func (j Job) Args() []string {
 		args = append(args, strings.ReplaceAll(a, "$", "$$"))
 	}
 	index := "$(" + IndexVar + ")"
-	out := "-"
+	out, barrier := "-", ""
 	if j.Claim != "" {
-		out = j.ResultFile(index)
+		out, barrier = j.ResultFile(index), MountPath+"/"+j.RunID+"/barrier"
 	}
-	return append(args, shardFlags(index, j.Shards, j.RunID, j.StartAt, MountPath+"/"+j.RunID+"/barrier", out)...)
+	return append(args, shardFlags(index, j.Shards, j.RunID, j.StartAt, barrier, out)...)
+}
+
+// PodArgs are the arguments tokperf gets in the pod of shard index: Args
+// as the kubelet expands them, $(JOB_COMPLETION_INDEX) its value and $$ a
+// $, for the dry run of what each shard is asked to run.
+func (j Job) PodArgs(index int) []string {
+	vars := map[string]string{IndexVar: strconv.Itoa(index)}
+	var args []string
+	for _, a := range j.Args() {
+		args = append(args, Expand(a, vars))
+	}
+	return args
+}
+
+// Expand is s as the kubelet expands a container's command and args:
+// $(NAME) is the value of variable NAME when it is defined and stays as it
+// is when not, $$ is one $, and any other $ is kept.
+func Expand(s string, vars map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteByte('$')
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
 }
 
 // shardFlags are the flags that make one process shard index (a variable
 // the cluster sets) of a run: its share, the run it belongs to, when it
-// starts (at a time, or at the barrier in a shared directory once every
-// shard is there) and where its results go (a file, or - for stdout).
+// starts and where its results go (a file, or - for stdout). With a shared
+// directory every stage starts at the barrier there once every shard has
+// arrived (startAt, when set, also holds the first stage to that time);
+// without one (barrier ""), startAt alone starts the first and only stage.
 func shardFlags(index string, shards int, runID string, startAt time.Time, barrier, out string) []string {
 	args := []string{"--shard", index + "/" + strconv.Itoa(shards), "--run-id", runID}
-	if startAt.IsZero() {
+	if barrier != "" {
 		args = append(args, "--barrier", barrier)
-	} else {
+	}
+	if !startAt.IsZero() {
 		args = append(args, "--start-at", startAt.UTC().Format(time.RFC3339))
 	}
 	return append(args, "-o", out)

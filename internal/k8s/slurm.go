@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,7 +20,7 @@ type Batch struct {
 	// Dir is a directory every node sees at the same path (NFS, Lustre):
 	// the result files and the barrier go under Dir/RunID.
 	Dir       string
-	StartAt   time.Time // zero: the barrier in Dir
+	StartAt   time.Time // when the first stage starts (zero: when every task is at the barrier in Dir, which starts every stage)
 	Partition string    // "": the cluster's default
 	Time      string    // the array tasks' time limit, e.g. 1:00:00 ("": the partition's)
 }
@@ -76,6 +77,10 @@ func (b Batch) ResultFile(i string) string { return b.run() + "/shard-" + i + ".
 func (b Batch) Args(index string) []string {
 	return append(append([]string(nil), b.Bench...), shardFlags(index, b.Shards, b.RunID, b.StartAt, b.run()+"/barrier", b.ResultFile(index))...)
 }
+
+// TaskArgs are tokperf's arguments in array task index, the index
+// substituted, for the dry run of what each task is asked to run.
+func (b Batch) TaskArgs(index int) []string { return b.Args(strconv.Itoa(index)) }
 
 // Write writes the sbatch script.
 func (b Batch) Write(w io.Writer) error {

@@ -78,3 +78,30 @@ func directives(t *testing.T, script string) {
 		}
 	}
 }
+
+// Expand reads args as the kubelet does: a defined $(VAR) is its value,
+// $$ is $, and anything else stays as written.
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"I": "3"}
+	for _, tc := range []struct{ name, in, want string }{
+		{"defined", "shard-$(I).jsonl", "shard-3.jsonl"},
+		{"undefined", "$(HOME)/x", "$(HOME)/x"},
+		{"escaped", "$$(I) $$HOME", "$(I) $HOME"},
+		{"lone", "a$ $b $", "a$ $b $"},
+		{"unclosed", "$(I", "$(I"},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := k8s.Expand(tc.in, vars); got != tc.want {
+				t.Errorf("Expand(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	// What Args escapes, PodArgs gets back, the index substituted.
+	j := k8s.Job{Shards: 2, Image: "t", Claim: "c", Bench: []string{"run", "--url", "http://x", "--header", "X: $(I) $$ $"}}
+	j.Fill(start)
+	got := j.PodArgs(1)
+	if got[4] != "X: $(I) $$ $" || !slices.Contains(got, "1/2") || !slices.Contains(got, "/results/"+j.RunID+"/shard-1.jsonl") {
+		t.Errorf("PodArgs(1) = %q", got)
+	}
+}
