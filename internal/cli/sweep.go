@@ -26,17 +26,8 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
-		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
-	}
-	if cmd != "sweep" && len(f.rates) > 1 {
-		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
-	}
-	if e.dryRun {
-		if err := checkShard(shard, &f); err != nil {
-			return err
-		}
-		return errParsed
+	if err := f.oneStage(cmd); err != nil || e.dryRun {
+		return cmp.Or(err, checkShard(shard, &f), errParsed)
 	}
 	benv := e.progress(func(s record.Setup) {
 		fmt.Fprintln(e.stderr, report.Describe(s))
@@ -76,6 +67,18 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	failed, total := run.Failed()
 	return cmp.Or(judge(failed, total, f.maxErrorRate), strictly(f.strict, run.Withheld()))
+}
+
+// oneStage refuses more than one level or rate for a command of one stage
+// (run, soak).
+func (f *loadFlags) oneStage(cmd string) error {
+	if cmd != "sweep" && len(f.conc) > 1 && len(f.rates) == 0 {
+		return usagef("%s is one stage: give one -c level, or use sweep", cmd)
+	}
+	if cmd != "sweep" && len(f.rates) > 1 {
+		return usagef("%s is one stage: give one --rate, or use sweep", cmd)
+	}
+	return nil
 }
 
 // sharding is the run's shard (nil: none) and the env to report in (with
