@@ -246,4 +246,3 @@ func TestLateSendsNeedAShare(t *testing.T) {
 		})
 	}
 }
-
