@@ -246,3 +246,31 @@ func TestLateSendsNeedAShare(t *testing.T) {
 		})
 	}
 }
+
+// A soak against a server that exposes no resident memory (llama-server)
+// says memory was not read, instead of a verdict that reads as no leak.
+func TestSoakWithoutMemorySaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		scrapes   int
+		resident  float64
+		want, not string
+	}{
+		{"no memory metric", 5, 0, "server memory not read (the server's /metrics has no process_resident_memory_bytes): a leak would not show", "server memory flat"},
+		{"no /metrics", 0, 0, "server memory not read (no /metrics from the server)", "server memory flat"},
+		{"memory read", 5, 4e9, "server memory flat", "not read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var slices []record.Slice
+			for i := range 20 {
+				slices = append(slices, record.Slice{Index: i, From: time.Duration(i) * time.Minute, To: time.Duration(i+1) * time.Minute,
+					Requests: 40, OK: 40, OutputTokens: 4000, AggregateTokS: 66.7 + float64(i%2), ServerSamples: tc.scrapes, ResidentBytes: tc.resident,
+					TTFT: record.SliceDist{N: 40, P50: 100 + float64(i%3), P99: 120 + float64(i%3)}})
+			}
+			v := Stability(slices, time.Minute)
+			if v.Kind != "stable" || !strings.Contains(v.Text, tc.want) || strings.Contains(v.Text, tc.not) {
+				t.Errorf("%s\nwant %q, not %q", v.Text, tc.want, tc.not)
+			}
+		})
+	}
+}
