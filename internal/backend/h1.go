@@ -107,7 +107,7 @@ type h1Conn struct {
 	readAt time.Time // the latest read that returned bytes (without stamp)
 	// When that read began and the one before it ended (without stamp).
 	readBegan, readBefore time.Time
-	idleAt time.Time
+	idleAt                time.Time
 }
 
 // arrivedAt is when the bytes read last reached this machine: the
