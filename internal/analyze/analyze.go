@@ -198,8 +198,9 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
 		}
 		// A stage with no request finished has no concurrency to speak of:
-		// the errors warning says what happened.
-		if s.OK > 0 && s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
+		// the errors warning says what happened. An open loop's -c is a
+		// cap its arrivals need not reach, not a target.
+		if s.OK > 0 && s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 		}
 		if s.SteadyTokS > 0 {

@@ -151,7 +151,8 @@ func TestSharedPrefixHitsAsAsked(t *testing.T) {
 }
 
 // An open loop's -c is a cap, not a target: a trace replayed at -c 256
-// that never had 256 in flight was not capped by the server. A closed
+// that never had 256 in flight was not capped by the server, and its
+// effective concurrency is not 0% of anything. A closed
 // loop is, when requests waited in the server's queue; with none waiting
 // the server was not sent more than it ran.
 func TestCappedOnlyWhenRequestsWaited(t *testing.T) {
@@ -180,6 +181,10 @@ func TestCappedOnlyWhenRequestsWaited(t *testing.T) {
 			got := checks(run.Warnings, "capped")
 			if (len(got) > 0) != tc.want {
 				t.Errorf("capped %v, want %v", got, tc.want)
+			}
+			// Under its cap an open loop's concurrency is its arrivals'.
+			if w := checks(run.Warnings, "effective_concurrency"); tc.rate > 0 && len(w) > 0 {
+				t.Errorf("an open loop judged against its cap: %v", w)
 			}
 			for _, w := range got {
 				if strings.Contains(w.Text, "up to 0 waited") {

@@ -449,7 +449,7 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintf(w, "%s: the slots backed off %.1f s in all after requests that failed, before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.BackoffS)
 		}
 		if s.LateMs > 0 {
-			fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d and %.0f%% of the sends\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
+			fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d late sends and more than %.0f%% of them\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
 		}
 		if s.NoKeepAlive > 0 {
 			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %d requests were then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.NoKeepAlive)
