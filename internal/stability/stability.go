@@ -1,8 +1,9 @@
 // Package stability says whether a long run held steady: over its time
 // slices, each figure's robust trend per hour with a 95% interval
 // (Theil–Sen with Sen's interval), its change points (binary
-// segmentation, chosen over a straight line only when they explain the
-// series better by the Bayesian information criterion), and the growth of
+// segmentation, chosen over a smooth drift, a line or a parabola, only
+// when they explain the series better by a margin in the Bayesian
+// information criterion), and the growth of
 // the server's memory per hour. Warm-up slices and slices cut short are
 // left out, and the verdict says so. It knows nothing of how the slices
 // were measured.
