@@ -39,13 +39,28 @@ func (c Asked) cacheLimit() float64 {
 	return 0.01
 }
 
+// sharedShare is the share of a stage's prompt tokens a prefix cache may
+// serve by construction: the shared prefix asked for and the first block
+// of every prompt. ok is false when it cannot be told (a shared prefix,
+// but no prompt counts to set it against).
+func (c Asked) sharedShare(s summary.Stage) (float64, bool) {
+	prompt := s.PromptTokens
+	if prompt == 0 {
+		prompt = s.AskedPrompt
+	}
+	if s.OK == 0 || prompt == 0 {
+		return 0, c.SharedPrefix == 0
+	}
+	return min(1, float64(s.OK*(c.SharedPrefix+CacheSlackTokens))/float64(prompt)), true
+}
+
 // Asked is what the run asked for, to judge what it got.
 type Asked struct {
 	SharedPrefix int  // tokens every prompt shares on purpose
 	Reuse        bool // prompts share prefixes on purpose (a trace, groups, conversations)
 	Thinking     bool // conversations with a think time: slots idle between turns by design
 	Chat         bool // the chat API: a template wraps every prompt
-	OutputTokens int  // requested per request
+	OutputTokens int  // requested of every request; 0 when they differ (a dataset, a distribution)
 	IgnoreEOS    bool // asked the server to ignore EOS
 	OpenLoop     bool
 	Simulated    bool // the embedded simulator shared the client's CPUs
@@ -83,6 +98,21 @@ func Label(s summary.Stage) string {
 // BufferedLimit is the share of chunks found already buffered above which
 // the client is called late.
 const BufferedLimit = 0.10
+
+// LateMin and LateShareLimit are how many of an open loop's sends, and
+// what share of them, must be late before the client is called late: a
+// send or two behind schedule is a busy moment of the machine, not a
+// client that cannot keep up.
+const (
+	LateMin        = 3
+	LateShareLimit = 0.01
+)
+
+// LateSends reports whether an open-loop stage's late sends pass both
+// LateMin and LateShareLimit.
+func LateSends(s summary.Stage) bool {
+	return s.Late >= LateMin && float64(s.Late) > LateShareLimit*float64(s.Requests)
+}
 
 // ClientWaitLimit is the share of a closed loop's slot time spent waiting
 // on the client above which the client is called a bottleneck: below it
@@ -151,8 +181,8 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)
 		}
 		if c.OpenLoop {
-			if s.Late > 0 {
-				add("client_lag", "%d of %d requests were sent more than %.1f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, max(s.LateMs, 1), s.ClientQueue.P99, shared)
+			if LateSends(s) {
+				add("client_lag", "%d of %d requests (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
 			}
 		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no
@@ -167,7 +197,10 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		if s.BufferedShare > BufferedLimit {
 			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
 		}
-		if s.Concurrency > 0 && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
+		// A stage with no request finished has no concurrency to speak of:
+		// the errors warning says what happened. An open loop's -c is a
+		// cap its arrivals need not reach, not a target.
+		if s.OK > 0 && s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
 			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 		}
 		if s.SteadyTokS > 0 {

@@ -306,16 +306,19 @@ func (r *Run) Find(k StageKey) *Stage {
 // runWarnings runs every check on a run: the stages' own, then what the
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
-	ws := Warnings(r.Figures(), Asked{OutputTokens: r.Setup.Workload.OutputTokens, IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"})
+	asked := Asked{IgnoreEOS: r.Setup.Workload.IgnoreEOS, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"}
+	if r.Setup.Workload.Output == "" {
+		// Only a fixed length is what every request asked for: a dataset's
+		// requests ask for its own lengths, a distribution's for its draws.
+		asked.OutputTokens = r.Setup.Workload.OutputTokens
+	}
+	ws := Warnings(r.Figures(), asked)
 	for _, s := range r.Stages {
 		if s.Server != nil {
-			for _, w := range s.Server.warnings(s.Stage) {
-				// Hits are the point of a workload that reuses on purpose.
-				if w.Check != "prefix_cache" || !r.Setup.Workload.Reuse {
-					ws = append(ws, w)
-				}
-			}
+			// Hits are the point of a workload that reuses on purpose: the
+			// check knows (asked.Reuse).
+			ws = append(ws, s.Server.warnings(s.Stage, asked)...)
 		}
 		if w := stabilityWarning(&s); w != nil {
 			ws = append(ws, *w)

@@ -100,14 +100,18 @@ func (r *ServerReading) RateDiff() (float64, bool) {
 }
 
 // warnings are the server-side checks of a stage: a client/server rate
-// mismatch, a capped server, preemptions, a warm prefix cache.
-func (r *ServerReading) warnings(s summary.Stage) []Warning {
+// mismatch, a capped server, preemptions, a warm prefix cache beyond what
+// the prompts share by construction (c).
+func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 	var out []Warning
 	warn := func(check, format string, args ...any) { out = append(out, warning(s, check, format, args...)) }
 	if d, ok := r.RateDiff(); ok && math.Abs(d) > RateLimit+r.RateUncertainty {
 		warn("server_rate", "the server's counters say %.1f tok/s generated, the client received %.1f over the same %.1f s (%+.0f%%, beyond the ±%.0f%% one scrape interval explains): tokens are lost, buffered, or counted differently", *r.GeneratedTokS, *r.ReceivedTokS, (r.To - r.From).Seconds(), 100*d, 100*r.RateUncertainty)
 	}
-	if s.Concurrency > 0 && r.MaxRunning > 0 && r.MaxRunning < float64(s.Concurrency) {
+	// Only a closed loop keeps its concurrency in flight: an open loop's
+	// -c is a cap its arrivals may never reach. And a server that ran
+	// fewer with nothing waiting was not sent more: it capped nothing.
+	if s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && r.MaxRunning > 0 && r.MaxRunning < float64(s.Concurrency) && r.MaxWaiting > 0 {
 		warn("capped", "the server ran at most %.0f requests while %d were sent (it caps running requests: max_running, slots or KV space); up to %.0f waited in its queue, so TTFT includes queueing", r.MaxRunning, s.Concurrency, r.MaxWaiting)
 	}
 	if r.Preemptions > 0 {
@@ -120,8 +124,14 @@ func (r *ServerReading) warnings(s summary.Stage) []Warning {
 	if r.SimSteps > 0 && r.SimLateSteps > SimLateLimit*r.SimSteps {
 		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
 	}
-	if r.CacheHitRate != nil && *r.CacheHitRate > 0.01 {
-		warn("prefix_cache", "prefix-cache hit rate %.0f%% on a workload meant to be uncached: TTFT is flattered", 100**r.CacheHitRate)
+	if r.CacheHitRate != nil && !c.Reuse {
+		if expected, ok := c.sharedShare(s); ok && *r.CacheHitRate > expected+c.cacheLimit() {
+			if c.SharedPrefix > 0 {
+				warn("prefix_cache", "prefix-cache hit rate %.0f%%, more than the %.0f%% the %d-token shared prefix asked for explains: TTFT is flattered", 100**r.CacheHitRate, 100*expected, c.SharedPrefix)
+			} else {
+				warn("prefix_cache", "prefix-cache hit rate %.0f%% on a workload meant to be uncached: TTFT is flattered", 100**r.CacheHitRate)
+			}
+		}
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func samples(n int, rate float64, extra func(i int, v map[string]float64)) []rec
 }
 
 func warned(r *ServerReading, check string) bool {
-	for _, w := range r.warnings(summary.Stage{Concurrency: 4}) {
+	for _, w := range r.warnings(summary.Stage{Concurrency: 4}, Asked{}) {
 		if w.Check == check {
 			return true
 		}
@@ -86,7 +86,7 @@ func TestStarvedSimulator(t *testing.T) {
 			t.Errorf("%.0f of 1000 steps late: warned %v, want %v", tc.late, got, tc.want)
 		}
 		if tc.want {
-			w := r.warnings(summary.Stage{Concurrency: 4})
+			w := r.warnings(summary.Stage{Concurrency: 4}, Asked{})
 			if !strings.Contains(w[len(w)-1].Text, "100 of its 1000 engine steps ran late (10.0%, the worst by 200 ms)") {
 				t.Errorf("%s", w[len(w)-1].Text)
 			}

@@ -122,11 +122,25 @@ func Stability(slices []record.Slice, slice time.Duration) stability.Verdict {
 	}
 	if hasMem {
 		in.Series = append(in.Series, stability.Series{Name: "server memory", Field: "resident_bytes", Unit: stability.Bytes, Values: mem})
+	} else if scraped(slices) {
+		in.Unread = append(in.Unread, "server memory not read (the server's /metrics has no "+engine.Resident+"): a leak would not show")
+	} else {
+		in.Unread = append(in.Unread, "server memory not read (no /metrics from the server): a leak would not show")
 	}
 	if hasGPU {
 		in.Series = append(in.Series, stability.Series{Name: "GPU memory", Field: "gpu_mem_bytes", Unit: stability.Bytes, Values: gpu})
 	}
 	return stability.Judge(in)
+}
+
+// scraped reports whether the server's /metrics were read in any slice.
+func scraped(slices []record.Slice) bool {
+	for _, s := range slices {
+		if s.ServerSamples > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func anyFailed(slices []record.Slice) bool {

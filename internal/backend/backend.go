@@ -679,55 +679,78 @@ func (a *arrivals) Now() time.Duration {
 const promptLimit = time.Millisecond
 
 // lag counts the token chunks stamped with an arrival not their own: a
-// token chunk followed in the same read by another event (a token chunk,
-// a usage event, [DONE]) is timed by that read, whose newest bytes are
-// the later event's. Whether it was is known at the next event: one that
-// came without a read of its own shared the read with the chunk before.
-// Counting at the next event, not at the chunk, counts the late chunk
-// whatever follows it (a chunk read with the usage and [DONE] after it
-// is as late as one read with another chunk).
-type lag struct{ pending bool }
+// token chunk whose read brought bytes after it too (another token chunk,
+// a usage event, [DONE], a comment, half of the next event) is timed by
+// that read, whose newest bytes are the later ones'. Whether it was is
+// known at the next event (Events.Shared); whether the read was prompt
+// (the server's coalescing, not the client's lag) is known at the chunk
+// itself, while the read that brought it is the latest.
+type lag struct{ pending, prompt bool }
 
 // next notes the event Events.Next just returned; call it for every event
 // before anything else.
-func (l *lag) next(ev *Events, clock stamper, rec *record.Record) {
-	if l.pending && ev.Buffered() {
-		buffered(clock, rec)
+func (l *lag) next(ev *Events, _ stamper, rec *record.Record) {
+	if l.pending && ev.Shared() {
+		if l.prompt {
+			rec.Coalesced++
+		} else {
+			rec.Buffered++
+		}
 	}
 	l.pending = false
 }
 
-// chunk notes that the current event carried tokens.
-func (l *lag) chunk() { l.pending = true }
-
-// buffered counts a token chunk that shared its read with what followed:
-// as coalesced by the server when the read that brought it came within
-// promptLimit of the bytes' kernel arrival, else as the client's lag.
-func buffered(clock stamper, rec *record.Record) {
-	if a, ok := clock.(*arrivals); ok && a.prompt() {
-		rec.Coalesced++
-		return
-	}
-	rec.Buffered++
+// chunk notes that the current event carried tokens, and whether the
+// read that brought it was prompt.
+func (l *lag) chunk(clock stamper) {
+	a, ok := clock.(*arrivals)
+	l.pending, l.prompt = true, ok && a.prompt()
 }
 
-// prompt says the latest read came within promptLimit of the kernel's
-// arrival stamp of its bytes (false where there is no stamp).
+// prompt says the events of the latest read arrived together, so their
+// shared arrival is true (the server wrote them together): the read came
+// within promptLimit of the arrival of its newest bytes, and either it
+// was already waiting when they arrived (a read that waits returns the
+// first bytes to come: earlier ones would have come alone) or the client
+// had been away from reading for no more than promptLimit before it (so
+// nothing can have waited longer). A chunk that arrived 8 ms before the
+// next, read together with it by a client away for those 8 ms, is the
+// client's lag. The arrival is the kernel's stamp where the read had one,
+// and the read waited if the stamp is not before it began; without a
+// stamp it is when the read returned, and the read waited if it returned
+// waitMin or more after it began. False where the connection is unknown.
 func (a *arrivals) prompt() bool {
 	if a.conn == nil || a.read == 0 {
 		return false
 	}
 	t, ok := a.conn.arrivedAt()
-	if !ok {
+	start, prevEnd, kernel := a.conn.readWindow()
+	if !ok || start.IsZero() || a.read-t.Sub(a.clock.Start()) > promptLimit {
 		return false
 	}
-	return a.read-t.Sub(a.clock.Start()) <= promptLimit
+	waited := t.Sub(start) >= waitMin
+	if kernel {
+		waited = !t.Before(start.Add(-waitMin))
+	}
+	return waited || !prevEnd.IsZero() && start.Sub(prevEnd) <= promptLimit
 }
+
+// waitMin is how far a kernel stamp may fall before the read that waited
+// for its bytes began (the two clocks are read microseconds apart), and,
+// without a stamp, how long a read must have taken to have waited.
+const waitMin = 50 * time.Microsecond
 
 // arriver is a connection that knows when the bytes it read last reached
 // this machine (a time with its monotonic reading, so that a clock in a
-// test's virtual time reads it right too).
-type arriver interface{ arrivedAt() (time.Time, bool) }
+// test's virtual time reads it right too), and when that read began and
+// the one before it ended.
+type arriver interface {
+	arrivedAt() (time.Time, bool)
+	// readWindow is when the latest read that returned bytes began and
+	// when the read before it ended (zero for the first); stamped false
+	// when that read carried no kernel arrival time.
+	readWindow() (start, prevEnd time.Time, stamped bool)
+}
 
 // readStamper notes in its arrivals when each read of a body returned
 // bytes, and passes on the body's count of connection reads.

@@ -108,6 +108,10 @@ func TestLateChunkCountsWhateverFollows(t *testing.T) {
 		{"tgi-last-alone", tgi{}, []string{tgiA, tgiB}, 0},
 		{"tgi-chunk-with-last", tgi{}, []string{tgiA + tgiB}, 1},
 		{"sglang-chunk-with-last", sglang{}, []string{sgA + sgB, done}, 1},
+		// Bytes after a chunk that are no event of their own stamp it too.
+		{"chunk-with-comment", &openAI{}, []string{a + ": keep-alive\n\n", b, fin, usage, done}, 1},
+		{"chunk-with-half-an-event", &openAI{}, []string{a + b[:12], b[12:], fin, usage, done}, 1},
+		{"chunk-with-half-a-blank-line", &openAI{}, []string{a[:len(a)-1], "\n", b, fin, usage, done}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.New(1)
@@ -401,5 +405,106 @@ func TestLongLineLinear(t *testing.T) {
 	}
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("two 400 KB lines read one byte at a time took %v", took)
+	}
+}
+
+// heldBody is a body that counts its reads from the connection, as the
+// lean client's does: each part came by a read of its own, or (held) was
+// already in the body's buffer.
+type heldBody struct {
+	parts []string
+	held  []bool
+	reads int
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	if len(h.parts) == 0 {
+		return 0, io.EOF
+	}
+	if !h.held[0] {
+		h.reads++
+	}
+	n := copy(p, h.parts[0])
+	h.parts, h.held = h.parts[1:], h.held[1:]
+	return n, nil
+}
+
+func (h *heldBody) Reads() int { return h.reads }
+
+// A token chunk whose connection read brought half of the next event too
+// is stamped with that half's arrival even when the body hands the half
+// over on a later read, from its own buffer: buffered. A half that needed
+// a read of its own leaves the chunk its own time.
+func TestLateChunkHeldInTheBodysBuffer(t *testing.T) {
+	a, b := `data: {"choices":[{"text":" a"}]}`+"\n\n", `data: {"choices":[{"text":" b","finish_reason":"length"}]}`+"\n\n"
+	for _, tc := range []struct {
+		name string
+		held []bool
+		want int
+	}{
+		{"the half was held", []bool{false, true, false, false}, 1},
+		{"each part its own read", []bool{false, false, false, false}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := record.New(1)
+			body := &heldBody{parts: []string{a, b[:12], b[12:], "data: [DONE]\n\n"}, held: tc.held}
+			(&openAI{}).read(body, record.NewClock(), &rec, nil)
+			if rec.Buffered != tc.want || rec.Coalesced != 0 {
+				t.Errorf("%d buffered, %d coalesced; want %d buffered", rec.Buffered, rec.Coalesced, tc.want)
+			}
+		})
+	}
+}
+
+// stamps is a connection's account of its latest read, as offsets from
+// a clock's start: when its newest bytes arrived (by the kernel; without
+// one, when the read returned), when the read began, and when the read
+// before it ended (-1: none).
+type stamps struct {
+	clock                   record.Clock
+	arrived, began, prevEnd time.Duration
+	kernel                  bool
+}
+
+func (s stamps) arrivedAt() (time.Time, bool) { return s.clock.Start().Add(s.arrived), true }
+
+func (s stamps) readWindow() (time.Time, time.Time, bool) {
+	var prev time.Time
+	if s.prevEnd >= 0 {
+		prev = s.clock.Start().Add(s.prevEnd)
+	}
+	return s.clock.Start().Add(s.began), prev, s.kernel
+}
+
+// Events read together are the server's coalescing only when they came
+// together: a read that was waiting when they arrived, or one after the
+// client was away from reading for under a millisecond. A chunk that
+// arrived 8 ms before the next and was read with it by a client away for
+// those 8 ms is the client's lag, however soon after the later one's
+// arrival the read came.
+func TestPromptNeedsTheClientToHaveBeenReading(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	for _, tc := range []struct {
+		name                          string
+		arrived, began, prevEnd, read time.Duration
+		kernel, want                  bool
+	}{
+		{"written together, the read waiting", ms(100), ms(95), ms(94.9), ms(100.05), true, true},
+		{"8 ms late, read with the next", ms(108), ms(108.1), ms(99.9), ms(108.15), true, false},
+		{"away half a millisecond", ms(100), ms(100.2), ms(99.7), ms(100.25), true, true},
+		{"the first read of a connection, late", ms(100), ms(100.5), -1, ms(100.6), true, false},
+		{"read long after the arrival", ms(100), ms(95), ms(94.9), ms(103), true, false},
+		// Without a stamp the arrival is the read's return.
+		{"no kernel stamp, the read waited", ms(100), ms(95), ms(94.9), ms(100.01), false, true},
+		{"no kernel stamp, 8 ms away", ms(108.11), ms(108.1), ms(99.9), ms(108.12), false, false},
+		{"no kernel stamp, never away", ms(108.11), ms(108.1), ms(108.09), ms(108.12), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := record.NewClock()
+			a := &arrivals{clock: clock, conn: stamps{clock, tc.arrived, tc.began, tc.prevEnd, tc.kernel}, read: tc.read}
+			if got := a.prompt(); got != tc.want {
+				t.Errorf("prompt %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

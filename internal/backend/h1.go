@@ -105,7 +105,9 @@ type h1Conn struct {
 	reads  int       // reads from the connection
 	in     int64     // bytes read from it
 	readAt time.Time // the latest read that returned bytes (without stamp)
-	idleAt time.Time
+	// When that read began and the one before it ended (without stamp).
+	readBegan, readBefore time.Time
+	idleAt                time.Time
 }
 
 // arrivedAt is when the bytes read last reached this machine: the
@@ -115,6 +117,16 @@ func (c *h1Conn) arrivedAt() (time.Time, bool) {
 		return c.stamp.arrivedAt()
 	}
 	return c.readAt, !c.readAt.IsZero()
+}
+
+// readWindow is the kernel-stamped connection's, else that of the
+// connection's own reads (stamped false: arrivedAt is then when the read
+// returned).
+func (c *h1Conn) readWindow() (start, prevEnd time.Time, stamped bool) {
+	if c.stamp != nil {
+		return c.stamp.readWindow()
+	}
+	return c.readBegan, c.readBefore, false
 }
 
 // get takes an idle connection, or dials one (fresh: never an idle one).
@@ -225,13 +237,14 @@ func (c *h1Conn) fill(limit int) error {
 		copy(grown, c.buf[:c.w])
 		c.buf = grown
 	}
+	began := time.Now()
 	n, err := c.nc.Read(c.buf[c.w:])
 	c.reads++
 	c.in += int64(n)
 	c.w += n
 	if n > 0 {
 		if c.stamp == nil {
-			c.readAt = time.Now()
+			c.readBefore, c.readBegan, c.readAt = c.readAt, began, time.Now()
 		}
 		return nil
 	}

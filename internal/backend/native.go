@@ -82,7 +82,7 @@ func (tgi) read(body io.Reader, clock stamper, rec *record.Record, text *strings
 				text.WriteString(e.Token.Text)
 			}
 			rec.AddChunk(now, 1)
-			late.chunk()
+			late.chunk(clock)
 			if e.Token.Text != "" && !e.Token.Special && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}
@@ -196,7 +196,7 @@ func (llamaCpp) read(body io.Reader, clock stamper, rec *record.Record, text *st
 		}
 		if n > 0 {
 			rec.AddChunk(now, n)
-			late.chunk()
+			late.chunk(clock)
 			if e.Content != "" && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

@@ -242,7 +242,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 		if n > 0 {
 			chunks++
 			rec.AddChunk(now, n)
-			late.chunk()
+			late.chunk(clock)
 			if content && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

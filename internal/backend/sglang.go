@@ -70,7 +70,7 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 		counted = true
 		if n := m.CompletionTokens - cum; n > 0 {
 			rec.AddChunk(now, n)
-			late.chunk()
+			late.chunk(clock)
 			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
 				rec.FirstContent = now
 			}

@@ -30,7 +30,13 @@ type Events struct {
 	searched int  // bytes of the pending line already searched for its end
 	buffered bool
 	started  bool // Next was called before
-	err      error
+	// rest is the bytes left in the buffer after the latest line; shared
+	// says the event before the current one shared its read with bytes
+	// after it (shares is the same for the current event, while its end
+	// is still in doubt).
+	rest           int
+	shared, shares bool
+	err            error
 }
 
 // readCounter is a reader that counts its reads from the connection.
@@ -38,30 +44,46 @@ type readCounter interface{ Reads() int }
 
 // countingReader counts the reads from the connection, to tell an event
 // that needed one from an event that was already waiting in the buffer.
+// Over a body that counts its own reads (counter), it tells whether the
+// first read after a mark was served from the body's buffer, without a
+// read from the connection.
 type countingReader struct {
-	r io.Reader
-	n int
+	r       io.Reader
+	n       int
+	counter readCounter // the body's own count; nil: this one
+	marked  bool        // the next read is the first after the mark
+	held    bool        // it was served from the body's buffer
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	c.n++
-	return c.r.Read(p)
+	if !c.marked || c.counter == nil {
+		c.marked = false
+		return c.r.Read(p)
+	}
+	c.marked = false
+	before := c.counter.Reads()
+	n, err := c.r.Read(p)
+	c.held = n > 0 && c.counter.Reads() == before
+	return n, err
 }
 
 func (c *countingReader) Reads() int { return c.n }
+
+// mark starts watching the next read.
+func (c *countingReader) mark() { c.marked, c.held = true, false }
 
 // NewEvents reads events from r. Its buffer starts small (thousands of
 // streams each hold one) and grows for long events.
 func NewEvents(r io.Reader) *Events {
 	e := &Events{src: countingReader{r: r}}
-	var src io.Reader = &e.src
 	e.counter = &e.src
 	if rc, ok := r.(readCounter); ok {
 		// The lean client's body knows its reads from the connection, not
 		// just the calls made to it.
-		src, e.counter = r, rc
+		e.counter, e.src.counter = rc, rc
 	}
-	e.sc = bufio.NewScanner(src)
+	e.sc = bufio.NewScanner(&e.src)
 	e.sc.Buffer(make([]byte, 0, 1<<10), maxEvent)
 	e.sc.Split(e.split)
 	return e
@@ -72,6 +94,14 @@ func NewEvents(r io.Reader) *Events {
 // its timestamp is when the client got to it, not when it arrived. A
 // client that keeps up sees few of these.
 func (e *Events) Buffered() bool { return e.buffered }
+
+// Shared reports whether the event before the current one (or the last
+// event, once Next returned false) shared the read that completed it with
+// bytes after it: any bytes, another event, a comment, half an event. Its
+// arrival time is then that of those later bytes. It is known once Next
+// has returned again: bytes still in the body's buffer show at the next
+// read.
+func (e *Events) Shared() bool { return e.shared }
 
 // split returns one line ending in LF, CR or CRLF, without waiting for the
 // byte after a CR (which would delay an event until the next one arrives).
@@ -93,16 +123,18 @@ func (e *Events) split(data []byte, atEOF bool) (int, []byte, error) {
 		if rest[i] == '\r' {
 			if i+1 < len(rest) {
 				if rest[i+1] == '\n' {
+					e.rest = len(rest) - i - 2
 					return skip + i + 2, rest[:i], nil
 				}
 			} else {
 				e.skipLF = true
 			}
 		}
+		e.rest = len(rest) - i - 1
 		return skip + i + 1, rest[:i], nil
 	}
 	if atEOF {
-		e.searched = 0
+		e.searched, e.rest = 0, 0
 		if len(rest) > 0 {
 			return len(data), rest, nil
 		}
@@ -124,6 +156,18 @@ func (e *Events) Next() bool {
 	e.started = true
 	// The first event is never late: it is what the client waited for.
 	defer func() { e.buffered = !first && e.counter.Reads() == reads }()
+	// The event before shared its read with what followed it if bytes
+	// were left in the buffer after it, or the first read after it was
+	// served from the body's own buffer: settled when this call returns.
+	prev := e.shares
+	defer func() {
+		e.shared = prev || e.src.held
+		e.src.held = false
+		e.shares = has && e.rest > 0
+		if has && !e.shares {
+			e.src.mark()
+		}
+	}()
 	for e.sc.Scan() {
 		line := e.sc.Bytes()
 		if len(line) == 0 {

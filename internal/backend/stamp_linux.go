@@ -30,6 +30,11 @@ type stampConn struct {
 	arrived atomic.Int64 // the latest bytes' arrival, ns since stampEpoch; 0 before any
 	kernel  atomic.Int64 // reads that carried a kernel time
 	ts      int64        // the latest kernel time, ns since 1970
+	// The latest read that returned bytes: when it began and ended, the
+	// end of the one before, in ns since stampEpoch (0: none), and
+	// whether it carried a kernel time.
+	began, ended, before atomic.Int64
+	stamped              atomic.Bool
 }
 
 // stampEpoch anchors arrivals on the monotonic clock.
@@ -71,6 +76,7 @@ func (c *stampConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	c.p = p
+	began := time.Since(stampEpoch)
 	err := c.raw.Read(c.recvFn)
 	c.p = nil
 	if err == nil && c.err != nil {
@@ -85,12 +91,17 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	now := time.Now()
 	at := now.Sub(stampEpoch)
 	prev := time.Duration(c.arrived.Load())
+	c.before.Store(c.ended.Load())
+	c.began.Store(int64(max(began, 1)))
+	c.ended.Store(int64(max(at, 1)))
+	c.stamped.Store(false)
 	if ts, ok := kernelTime(c.oob[:c.oobn]); ok {
 		// Both are wall-clock readings taken microseconds apart, so a
 		// slow clock adjustment cannot matter; a step can, and is ignored.
 		if lag := now.Sub(ts); lag >= 0 && lag < time.Minute {
 			at -= lag
 			c.kernel.Add(1)
+			c.stamped.Store(true)
 			// Reads of the same segment carry the same kernel time: they
 			// get the same arrival, not one that jitters by the
 			// nanoseconds between the two clock readings.
@@ -118,6 +129,17 @@ func (c *stampConn) Arrived() (time.Duration, bool) {
 func (c *stampConn) arrivedAt() (time.Time, bool) {
 	at, ok := c.Arrived()
 	return stampEpoch.Add(at), ok
+}
+
+// readWindow is when the latest read that returned bytes began and when
+// the read before it ended (zero for the first), and whether it carried a
+// kernel time.
+func (c *stampConn) readWindow() (start, prevEnd time.Time, stamped bool) {
+	start = stampEpoch.Add(time.Duration(c.began.Load()))
+	if b := c.before.Load(); b != 0 {
+		prevEnd = stampEpoch.Add(time.Duration(b))
+	}
+	return start, prevEnd, c.stamped.Load()
 }
 
 // kernelTime finds SCM_TIMESTAMPNS in a control message buffer (64-bit

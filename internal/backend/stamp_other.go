@@ -18,6 +18,10 @@ func (c *stampConn) Arrived() (time.Duration, bool) { return 0, false }
 
 func (c *stampConn) arrivedAt() (time.Time, bool) { return time.Time{}, false }
 
+func (c *stampConn) readWindow() (start, prevEnd time.Time, stamped bool) {
+	return time.Time{}, time.Time{}, false
+}
+
 // closedByPeer is not known here: a request sent on a closed connection
 // is retried once instead.
 func closedByPeer(net.Conn) bool { return false }

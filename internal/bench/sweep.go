@@ -261,7 +261,8 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if info.Source == "dataset" {
 			// The file's prompts and, where it gives them, its lengths.
 			setup.Workload.Input, setup.Workload.InputTokens = "dataset", 0
-			if info.Output == "" {
+			if info.Output == "" || info.FileOutputs > 0 {
+				// Requests ask for the file's lengths, not --output-tokens.
 				setup.Workload.Output = "dataset"
 			}
 		}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -89,6 +90,10 @@ func TestRepetition(t *testing.T) {
 		{strings.Repeat("!", 64), `degenerate: "!" repeated 64 times`},
 		{strings.Repeat("ab12", 8), `degenerate: "ab12" repeated 8 times`},
 		{strings.Repeat("日本", 30), `degenerate: "日本" repeated 30 times`},
+		// Two or three units in no fixed order: no period, no spaces.
+		{mixed([]string{"hora", "horahora", "ව"}, 40), `distinct 6-character pieces`},
+		{mixed([]string{"ව", " Ven", "authentication"}, 30), `distinct 6-character pieces`},
+		{"Sure! " + mixed([]string{"horahoraව", "hora"}, 20), `distinct 6-character pieces`},
 	} {
 		p := Problems(tc.text)
 		if len(p) == 0 || !strings.Contains(p[len(p)-1], tc.want) {
@@ -105,9 +110,22 @@ func TestRepetition(t *testing.T) {
 		"Mississippi is a state; its river is long.",
 		"def f(x):\n    return x * x  # square\n\nprint(f(3))",
 		strings.Repeat("-", 10) + " a heading rule, then prose that carries on for a while after it.",
+		"1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25",
+		"func sum(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total\n}\n",
 	} {
 		if p := Problems(ok); len(p) != 0 {
 			t.Errorf("%q flagged: %v", ok, p)
 		}
 	}
+}
+
+// mixed is n units drawn in a seeded random order: a few units over and
+// over with no period.
+func mixed(units []string, n int) string {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var b strings.Builder
+	for range n {
+		b.WriteString(units[rng.IntN(len(units))])
+	}
+	return b.String()
 }

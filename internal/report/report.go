@@ -331,19 +331,25 @@ func Describe(s record.Setup) string {
 		out = s.Workload.Output
 	}
 	prompts := in + "-token prompts"
+	if s.Workload.Tokenizer == "" && !(s.Simulated && s.Workload.Prompts == "") {
+		// Without a tokenizer a length is a guess from the text; only the
+		// fixed word list on the simulator is one word a token exactly.
+		prompts = "~" + in + "-token prompts (estimated: no tokenizer)"
+	}
 	switch in {
 	case "dataset":
 		prompts = "the dataset's prompts"
 	case "trace":
 		prompts = "the trace's prompts at its timestamps"
 	}
+	outputs := "up to " + out + " output tokens"
 	switch out {
 	case "dataset":
-		out = "the dataset's"
+		outputs = "output tokens as the dataset asks"
 	case "trace":
-		out = "the trace's"
+		outputs = "output tokens as the trace asks"
 	}
-	fmt.Fprintf(&b, "\nworkload: %s, up to %s output tokens, %s, temperature %g", prompts, out, eos, s.Sampling.Temperature)
+	fmt.Fprintf(&b, "\nworkload: %s, %s, %s, temperature %g", prompts, outputs, eos, s.Sampling.Temperature)
 	if s.Workload.Prompts != "" {
 		fmt.Fprintf(&b, "\nprompts: %s", s.Workload.Prompts)
 	}
@@ -427,7 +433,7 @@ func Text(w io.Writer, r *analyze.Run) {
 		}
 	} else {
 		fmt.Fprintln(w, "aggregate = output tokens / stage wall time; req/s = requests finished per second; request and decode tok/s are means over requests;")
-		fmt.Fprintln(w, "TTFT = first token - sent; TPOT = decode time / decode tokens; ITL = chunk gap / tokens in the chunk, per token; E2E = done - sent (docs/METRICS.md).")
+		fmt.Fprintln(w, "TTFT = first token - sent; TPOT = decode time / decode tokens; ITL = chunk gap / tokens in the chunk, per token; E2E = last token - sent (docs/METRICS.md).")
 		fmt.Fprintln(w, "n = the requests behind the TTFT, TPOT and E2E percentiles (ITL's samples are the tokens).")
 		if note := fewNote(stages, ps); note != "" {
 			fmt.Fprintln(w, note)
@@ -475,8 +481,15 @@ func Text(w io.Writer, r *analyze.Run) {
 		} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
 			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
 		}
-		if s.RetryAfter > 0 || s.BackoffS > 0 {
+		switch {
+		case s.RetryAfter > 0:
 			fmt.Fprintf(w, "%s: %d answers asked the client to wait (Retry-After); the slots waited %.1f s in all before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.RetryAfter, s.BackoffS)
+		case s.BackoffS > 0:
+			// No answer asked for it: the runner backed off after failures.
+			fmt.Fprintf(w, "%s: the slots backed off %.1f s in all after requests that failed, before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.BackoffS)
+		}
+		if s.LateMs > 0 {
+			fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d late sends and more than %.0f%% of them\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
 		}
 		if s.NoKeepAlive > 0 {
 			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %d requests were then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), s.NoKeepAlive)

@@ -27,7 +27,7 @@ func sliced(r *analyze.Run) bool {
 
 // sliceCols are the slice table's columns; sliceRow fills them.
 var sliceCols = []Column{{"stage", "", -1}, {"slice", "", 0}, {"from", "s", 0}, {"length", "s", 1}, {"measured", "", -1},
-	{"requests", "", 0}, {"ok", "", 0}, {"errors", "", 0}, {"aggregate", "tok/s", 1},
+	{"requests", "", 0}, {"ok", "", 0}, {"errors", "", 0}, {"aggregate", "tok/s", 3},
 	{"TTFT p50", "ms", 1}, {"TTFT p99", "ms", 1}, {"ITL p50", "ms", 2}, {"ITL p99", "ms", 2}, {"TPOT p50", "ms", 2}, {"TPOT p99", "ms", 2},
 	{"E2E p50", "ms", 0}, {"E2E p99", "ms", 0}, {"server memory", "GB", 3}, {"preemptions", "", 0}, {"max running", "", 0}, {"max waiting", "", 0},
 	{"GPU memory", "MiB", 0}, {"GPU power", "W", 0}}
@@ -83,6 +83,7 @@ func Slices(w io.Writer, st analyze.Stage) {
 	every := (len(st.Slices) + MaxSliceRows - 1) / MaxSliceRows
 	head := []string{"slice", "from", "requests", "errors", "tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "TPOT p50 ms", "server GB", ""}
 	var rows [][]string
+	aggPrec := slicePrec(st.Slices)
 	for i, s := range st.Slices {
 		if i%every != 0 && i != len(st.Slices)-1 {
 			continue
@@ -97,7 +98,7 @@ func Slices(w io.Writer, st analyze.Stage) {
 			note = m
 		}
 		rows = append(rows, []string{fmt.Sprint(s.Index), analyze.SliceLabel(s.From - st.Slices[0].From), fmt.Sprint(s.Requests), fmt.Sprint(s.Errors),
-			num(s.AggregateTokS, 1), latency(r[9].(float64), r[10].(float64)), latency(r[11].(float64), r[12].(float64)), num(r[13].(float64), 2), mem, note})
+			num(s.AggregateTokS, aggPrec), latency(r[9].(float64), r[10].(float64)), latency(r[11].(float64), r[12].(float64)), num(r[13].(float64), 2), mem, note})
 	}
 	fmt.Fprintf(w, "%s: %d time slices of %v", analyze.Label(st.Stage), len(st.Slices), st.Slices[0].Len().Round(time.Millisecond))
 	if every > 1 {
@@ -108,6 +109,22 @@ func Slices(w io.Writer, st analyze.Stage) {
 	if v := st.Stability; v != nil {
 		fmt.Fprintf(w, "stability %s: %s\n", analyze.Label(st.Stage), v.Text)
 	}
+}
+
+// slicePrec is the decimals that show every slice's aggregate to three
+// significant digits or more (a 0.1% step at 100 tok/s, 1% at 1 tok/s),
+// so that a drift of a few percent a minute is visible slice to slice.
+func slicePrec(slices []record.Slice) int {
+	low := math.Inf(1)
+	for _, s := range slices {
+		if s.AggregateTokS > 0 {
+			low = min(low, s.AggregateTokS)
+		}
+	}
+	if math.IsInf(low, 0) {
+		return 1
+	}
+	return min(max(1, 2-int(math.Floor(math.Log10(low)))), 4)
 }
 
 // aligned writes a Markdown-shaped table with padded columns (at least

@@ -106,3 +106,50 @@ func clip(y []float64, sigma, k float64) []float64 {
 	}
 	return out
 }
+
+// quadSSE is the squared error of y about its least-squares parabola in
+// x: a smooth curve that bends (a drift that slows or speeds up), which a
+// run of steps must beat to be called change points.
+func quadSSE(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx float64
+	for _, v := range x {
+		mx += v / n
+	}
+	// Normal equations of y = a + b·u + c·u² with u = x − mean(x).
+	var s1, s2, s3, s4, t0, t1, t2 float64
+	for i := range x {
+		u := x[i] - mx
+		s1, s2, s3, s4 = s1+u, s2+u*u, s3+u*u*u, s4+u*u*u*u
+		t0, t1, t2 = t0+y[i], t1+u*y[i], t2+u*u*y[i]
+	}
+	m := [3][4]float64{{n, s1, s2, t0}, {s1, s2, s3, t1}, {s2, s3, s4, t2}}
+	for c := range 3 {
+		p := c
+		for r := c + 1; r < 3; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+				p = r
+			}
+		}
+		m[c], m[p] = m[p], m[c]
+		if m[c][c] == 0 {
+			return lineSSE(x, y) // too few distinct x for a parabola
+		}
+		for r := range 3 {
+			if r != c {
+				f := m[r][c] / m[c][c]
+				for k := c; k < 4; k++ {
+					m[r][k] -= f * m[c][k]
+				}
+			}
+		}
+	}
+	a, b, c := m[0][3]/m[0][0], m[1][3]/m[1][1], m[2][3]/m[2][2]
+	total := 0.0
+	for i := range x {
+		u := x[i] - mx
+		r := y[i] - a - b*u - c*u*u
+		total += r * r
+	}
+	return total
+}

@@ -1,8 +1,9 @@
 // Package stability says whether a long run held steady: over its time
 // slices, each figure's robust trend per hour with a 95% interval
 // (Theil–Sen with Sen's interval), its change points (binary
-// segmentation, chosen over a straight line only when they explain the
-// series better by the Bayesian information criterion), and the growth of
+// segmentation, chosen over a smooth drift, a line or a parabola, only
+// when they explain the series better by a margin in the Bayesian
+// information criterion), and the growth of
 // the server's memory per hour. Warm-up slices and slices cut short are
 // left out, and the verdict says so. It knows nothing of how the slices
 // were measured.
@@ -37,6 +38,10 @@ const (
 // squared error to be a change point.
 const SegmentPenalty = 5.0
 
+// StepMargin·ln(n) is how much lower the steps' BIC must be than the best
+// smooth curve's (a line or a parabola) for change points to be kept.
+const StepMargin = 2.0
+
 // DecideZ is the normal quantile of the interval a trend must exclude
 // zero by to count (99%), Bonferroni over the handful of figures judged.
 const DecideZ = 2.575829
@@ -68,6 +73,11 @@ type Input struct {
 	// the first slice or the first 5% of them, whichever is more.
 	Warmup int
 	Series []Series
+	// Unread says, a phrase each, which figures were not read at all and
+	// why ("server memory not read (…): a leak would not show"): the
+	// verdict says so rather than stay silent, which would read as "no
+	// leak".
+	Unread []string
 }
 
 // Figure is the judgement of one series.
@@ -86,7 +96,9 @@ type Figure struct {
 	PerH      float64 `json:"per_h"`
 	PerHLo    float64 `json:"per_h_lo"`
 	PerHHi    float64 `json:"per_h_hi"`
-	// Changes are the change points the data chose over a straight line.
+	// Changes are the change points the data chose over a smooth drift
+	// (a line or a parabola), kept only when one shifts the level by
+	// ShiftMin or more (State "shift").
 	Changes []Change `json:"changes,omitempty"`
 	// State is flat, drift (the trend), shift (a change point) or growth
 	// (memory); Worse says whether the move is for the worse.
@@ -111,13 +123,16 @@ type Verdict struct {
 	Warmup   int      `json:"warmup"`
 	Short    int      `json:"short"` // slices cut short, left out
 	Figures  []Figure `json:"figures"`
-	Text     string   `json:"text"`
+	// Unread are the figures that could not be judged because they were
+	// not read (Input.Unread).
+	Unread []string `json:"not_read,omitempty"`
+	Text   string   `json:"text"`
 }
 
 // Judge judges in's series over its measured slices.
 func Judge(in Input) Verdict {
 	n := len(in.At)
-	v := Verdict{Slices: n, Figures: []Figure{}}
+	v := Verdict{Slices: n, Figures: []Figure{}, Unread: in.Unread}
 	w := in.Warmup
 	if w < 0 {
 		w = max(1, int(math.Ceil(0.05*float64(n))))
@@ -207,11 +222,14 @@ func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 		n := float64(len(y))
 		pen := math.Log(n)
 		cuts := Segment(clip(y, sigma, 6), sigma, SegmentPenalty*pen)
-		// The data choose between a level, a line and steps by BIC with
-		// the noise known: SSE/σ² plus ln n for each parameter.
-		cLine := lineSSE(x, y)/(sigma*sigma) + 2*pen
+		// The data choose between a smooth drift (a line, or a parabola
+		// for one that bends) and steps by BIC with the noise known:
+		// SSE/σ² plus ln n for each parameter. Steps must win by
+		// StepMargin·ln n more: a smooth drift cut into a staircase fits
+		// about as well, and is a drift.
+		cSmooth := min(lineSSE(x, y)/(sigma*sigma)+2*pen, quadSSE(x, y)/(sigma*sigma)+3*pen)
 		cSteps := segmentsSSE(y, cuts)/(sigma*sigma) + float64(1+2*len(cuts))*pen
-		if len(cuts) > 0 && cSteps < cLine {
+		if len(cuts) > 0 && cSteps+StepMargin*pen < cSmooth {
 			from := 0
 			for k, c := range cuts {
 				to := len(y)
@@ -230,6 +248,7 @@ func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 				f.State, f.Worse = "shift", (big.Pct > 0) == lowerBetter
 				return f
 			}
+			f.Changes = nil // too small to be a shift: the trend says it
 		}
 	}
 	if excludesZero && math.Abs(f.PctPerH)*span >= 100*DriftMin {
@@ -268,11 +287,12 @@ func (v *Verdict) text() string {
 	for _, f := range v.Figures {
 		parts = append(parts, f.Text())
 	}
+	parts = append(parts, v.Unread...)
 	return fmt.Sprintf("%s: %s (%d slices, %s)", v.Kind, strings.Join(parts, "; "), v.Measured, v.excluded())
 }
 
 // Text is the figure's phrase: "aggregate −0.3 %/h [−0.9, +0.4]",
-// "p99 TTFT +41% from minute 35 (change point, 1.21 s → 1.71 s)",
+// "p99 TTFT +41% at 35m (change point, 1.21 s → 1.71 s)",
 // "server memory +1.3 GB/h [1.2, 1.4]", "p99 ITL flat".
 func (f Figure) Text() string {
 	switch {
@@ -282,14 +302,44 @@ func (f Figure) Text() string {
 		return fmt.Sprintf("%s %s/h [%s, %s]", f.Name, gb(f.PerH, true), gb(f.PerHLo, false), gb(f.PerHHi, false))
 	case f.State == "shift":
 		c := f.biggest()
-		return fmt.Sprintf("%s %+.0f%% from minute %.0f (change point, %s → %s)", f.Name, c.Pct, c.At.Minutes(), value(c.Before, f.Unit), value(c.After, f.Unit))
-	case f.State == "drift":
-		return fmt.Sprintf("%s %+.1f %%/h [%+.1f, %+.1f]", f.Name, f.PctPerH, f.PctPerHLo, f.PctPerHHi)
-	case f.Field == "aggregate_tok_s":
+		return fmt.Sprintf("%s %+.0f%% at %s (change point, %s → %s)", f.Name, c.Pct, At(c.At), value(c.Before, f.Unit), value(c.After, f.Unit))
+	case f.State == "drift", f.Field == "aggregate_tok_s":
 		// The throughput's trend is said even when flat: it is the headline.
-		return fmt.Sprintf("%s %+.1f %%/h [%+.1f, %+.1f]", f.Name, f.PctPerH, f.PctPerHLo, f.PctPerHHi)
+		return f.Name + " " + f.rate()
 	}
 	return f.Name + " flat"
+}
+
+// rate is the trend with its interval, per hour, or per minute when it
+// moves a figure by PerMinuteFrom % an hour or more (a run of minutes):
+// "+1.3 %/h [+0.9, +1.7]", "-2.56 %/min [-2.71, -2.42]".
+func (f Figure) rate() string {
+	if math.Abs(f.PctPerH) >= PerMinuteFrom {
+		return fmt.Sprintf("%+.2f %%/min [%+.2f, %+.2f]", f.PctPerH/60, f.PctPerHLo/60, f.PctPerHHi/60)
+	}
+	return fmt.Sprintf("%+.1f %%/h [%+.1f, %+.1f]", f.PctPerH, f.PctPerHLo, f.PctPerHHi)
+}
+
+// PerMinuteFrom is the trend, in % an hour, from which it is said per
+// minute: a figure that moves 60% an hour reads better as 1 %/min.
+const PerMinuteFrom = 60
+
+// At is an offset into a stage as a report prints it, to the second:
+// "45s", "1m30s", "35m", "1h05m", "1h05m30s".
+func At(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, sec := int(d/time.Hour), int(d/time.Minute)%60, int(d/time.Second)%60
+	switch {
+	case h > 0 && sec > 0:
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, sec)
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm", h, m)
+	case m > 0 && sec > 0:
+		return fmt.Sprintf("%dm%02ds", m, sec)
+	case m > 0:
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%ds", sec)
 }
 
 func gb(b float64, sign bool) string {

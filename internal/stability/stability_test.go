@@ -93,7 +93,7 @@ func TestShiftLocated(t *testing.T) {
 		if c.Slice < 34 || c.Slice > 36 || math.Abs(c.Pct-41.3) > 6 {
 			t.Errorf("seed %d: change %+v, want slice 35, +41%%", seed, c)
 		}
-		if !strings.Contains(v.Text, "from minute 3") || !strings.Contains(v.Text, "(change point, 1.") {
+		if !strings.Contains(v.Text, "% at 3") || !strings.Contains(v.Text, "(change point, 1.") {
 			t.Errorf("text %q", v.Text)
 		}
 	}

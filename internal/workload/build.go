@@ -381,6 +381,10 @@ type Info struct {
 	Tokenizer string // the tokenizer's name; "" when lengths are estimated
 	Input     string // the input length distribution; "" for a dataset
 	Output    string // the output length distribution; "" when the dataset's own
+	// FileOutputs counts a dataset's records whose output length the file
+	// gives and the requests use (a conversation's replies count too):
+	// those requests ask for the file's length, not Output.
+	FileOutputs int
 	// SharedPrefix is the shared prefix's length in tokens, and
 	// PrefixGroups how many different ones there are (0 or 1: one).
 	SharedPrefix int
@@ -424,6 +428,11 @@ func (w *Workload) Info() Info {
 		in.Source, in.File, in.Format, in.Input = "dataset", w.data.Name, w.data.Format, ""
 		in.Requests, in.Usable, in.Skipped = len(w.data.Items), w.data.Usable, w.data.Skipped
 		in.SharedPrefix = 0
+		for i := range w.data.Items {
+			if it := &w.data.Items[i]; !w.o.OverrideOutput && (it.OutputTokens > 0 || in.Conversations) {
+				in.FileOutputs++
+			}
+		}
 	case w.corpus != nil:
 		in.Source, in.File = "corpus", w.o.Corpus
 	default:

@@ -1,0 +1,106 @@
+package stability
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A throughput that falls smoothly, by a share a minute (a server warming
+// up or throttling), is a drift: no change points, over many seeds, rates,
+// noises and lengths. Against a straight line alone the bend passed for a
+// staircase in 18 of these 320 runs.
+func TestSmoothDriftIsADrift(t *testing.T) {
+	runs, stepped := 0, 0
+	for _, rate := range []float64{0.2, 0.5, 1, 2} { // % a minute
+		for _, rel := range []float64{0.01, 0.03} {
+			for _, d := range []time.Duration{20 * time.Minute, time.Hour} {
+				for seed := range uint64(20) {
+					rng := rand.New(rand.NewPCG(seed, 11))
+					at := minutes(d)
+					y := series(at, rng, rel, func(h float64) float64 { return 1000 * math.Pow(1-rate/100, 60*h) })
+					v := Judge(Input{Slice: time.Minute, At: at, Warmup: -1, Series: []Series{{Name: "aggregate", Field: "aggregate_tok_s", Unit: TokS, Values: y}}})
+					runs++
+					if f := v.Figures[0]; f.State == "shift" || len(f.Changes) > 0 {
+						stepped++
+						t.Logf("%.1f %%/min, noise %.2f, %v, seed %d: %s", rate, rel, d, seed, v.Text)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d smooth drifts were given change points", stepped, runs)
+	if stepped > runs/100 {
+		t.Errorf("%d of %d smooth drifts were given change points, want at most 1%%", stepped, runs)
+	}
+}
+
+// A throughput falling 5% a minute reads per minute, as the data move;
+// the trend is the truth's within its interval.
+func TestFastDriftReadsPerMinute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	at := minutes(30 * time.Minute)
+	y := series(at, rng, 0.01, func(h float64) float64 { return 1000 * (1 - 0.05*60*h/2) }) // −2.5% of the start a minute
+	v := Judge(Input{Slice: time.Minute, At: at, Warmup: -1, Series: []Series{{Name: "aggregate", Field: "aggregate_tok_s", Unit: TokS, Values: y}}})
+	f := find(t, v, "aggregate_tok_s")
+	// In % of the line's level at the first measured slice (2 of warm-up).
+	want := -2.5 / (1 - 0.025*2.5)
+	if f.State != "drift" || !(f.PctPerHLo/60 <= want && want <= f.PctPerHHi/60) {
+		t.Errorf("%s: want a drift near %.2f %%/min", v.Text, want)
+	}
+	if !strings.Contains(v.Text, "aggregate -2.") || !strings.Contains(v.Text, " %/min [") {
+		t.Errorf("text %q, want the trend per minute", v.Text)
+	}
+}
+
+// A change point is printed at its time, to the second: a shift at 1m30s
+// in slices of 30 s is not "minute 2".
+func TestChangePointAtItsTime(t *testing.T) {
+	var at []time.Duration
+	var y []float64
+	for i := range 40 {
+		at = append(at, time.Duration(i)*30*time.Second)
+		v := 100.0
+		if i >= 23 { // 11m30s
+			v = 150
+		}
+		y = append(y, v+float64(i%3))
+	}
+	v := Judge(Input{Slice: 30 * time.Second, At: at, Warmup: 1, Series: []Series{{Name: "p99 TTFT", Field: "ttft_p99_ms", Unit: Ms, Values: y}}})
+	if !strings.Contains(v.Text, "p99 TTFT +50% at 11m30s (change point, 101.0 ms → 151.0 ms)") {
+		t.Errorf("text %q", v.Text)
+	}
+}
+
+func TestAt(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{45 * time.Second, "45s"}, {90 * time.Second, "1m30s"}, {35 * time.Minute, "35m"}, {65 * time.Minute, "1h05m"},
+		{65*time.Minute + 30*time.Second, "1h05m30s"}, {0, "0s"}, {89*time.Second + 600*time.Millisecond, "1m30s"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := At(tc.d); got != tc.want {
+				t.Errorf("At(%v) = %q, want %q", tc.d, got, tc.want)
+			}
+		})
+	}
+}
+
+// What was not read is said, not left out: a soak with no memory figure
+// must not read as one without a leak.
+func TestUnreadIsSaid(t *testing.T) {
+	at := minutes(20 * time.Minute)
+	y := make([]float64, len(at))
+	for i := range y {
+		y[i] = 100 + float64(i%2)
+	}
+	v := Judge(Input{Slice: time.Minute, At: at, Warmup: -1, Unread: []string{"server memory not read (x): a leak would not show"},
+		Series: []Series{{Name: "aggregate", Field: "aggregate_tok_s", Unit: TokS, Values: y}}})
+	if v.Kind != "stable" || !strings.Contains(v.Text, "; server memory not read (x): a leak would not show (19 slices") || len(v.Unread) != 1 {
+		t.Errorf("%s (%+v)", v.Text, v.Unread)
+	}
+}
