@@ -448,7 +448,7 @@ func (r *Run) notes() []string {
 		out = append(out, fmt.Sprintf("%s: figures from %s's summary, with no per-request samples: no difference with it is tested, so none is called significant (~)", r.File, r.Source.Tool))
 	}
 	if failed, total := r.Failed(); failed > 0 {
-		out = append(out, fmt.Sprintf("%s: %d of %d requests failed; its figures cover the %d that finished ok", r.File, failed, total, total-failed))
+		out = append(out, fmt.Sprintf("%s: %d of %s failed; its figures cover the %d that finished ok", r.File, failed, plural(total, "request"), total-failed))
 	}
 	switch {
 	case r.Integrity.Truncated:

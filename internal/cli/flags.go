@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
@@ -157,6 +158,7 @@ type targetFlags struct {
 	headers                                       headers
 	extraBody                                     extraBody
 	gpuMetrics                                    string
+	proxy                                         string
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -185,6 +187,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
+	fs.StringVar(&f.proxy, "proxy", "", "send every request through this HTTP proxy on purpose, e.g. http://proxy:3128 (its latency is measured as the server's; without it a proxy from HTTP_PROXY/HTTPS_PROXY is refused)")
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
@@ -212,6 +215,15 @@ func (f *targetFlags) check() error {
 	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
 		return usagef("--usage %q: want continuous or final", f.usage)
 	}
+	if f.proxy != "" {
+		u, err := url.Parse(f.proxy)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--proxy %q is not an http(s) URL with a host, e.g. http://proxy:3128", backend.Redact(f.proxy))
+		}
+		if f.http2 {
+			return usagef("--proxy does not mix with --http2: requests through a proxy speak HTTP/1.1")
+		}
+	}
 	if f.apiKey != "" && f.apiKeyFile != "" {
 		return usagef("give --api-key or --api-key-file, not both")
 	}
@@ -233,12 +245,15 @@ func (f *targetFlags) warn(e *env) {
 	if f.apiKey != "" && f.apiKeyFile == "" {
 		fmt.Fprintln(e.stderr, "warning: --api-key shows in ps and the shell history; use --api-key-file FILE or $OPENAI_API_KEY")
 	}
+	if f.proxy != "" {
+		fmt.Fprintf(e.stderr, "warning: --proxy: every request goes through %s, and its latency is measured as the server's (TTFT, ITL and E2E include the proxy's hops)\n", backend.Redact(f.proxy))
+	}
 }
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -388,7 +403,11 @@ func percentiles(ps ints) ([]float64, error) {
 
 func checkFormat(format string) error {
 	if !report.Known(format) {
-		return usagef("--format %q: want %s", format, strings.Join(report.Formats(), ", "))
+		hint := ""
+		if near := closest(format, report.Formats()); near != "" {
+			hint = ": did you mean " + near + "?"
+		}
+		return usagef("--format %q%s (want %s)", format, hint, strings.Join(report.Formats(), ", "))
 	}
 	return nil
 }

@@ -299,9 +299,9 @@ func stageCharts(s *analyze.Stage) []*chart {
 			tip += fmt.Sprintf(", first token %.3f s (TTFT %.1f ms), end %.3f s, %d tokens", first, 1000*(first-sent), done, r.Tokens)
 			c.Segments = append(c.Segments, segment{X1: sent, X2: first, Y: float64(i), Color: "#e69f00", Tip: tip}, segment{X1: first, X2: done, Y: float64(i), Color: "#0072b2", Tip: tip})
 		}
-		c.Note = fmt.Sprintf("All %d measured requests of the stage.", tl.Requests)
+		c.Note = fmt.Sprintf("All %s of the stage.", plural(tl.Requests, "measured request"))
 		if tl.Sampled() {
-			c.Note = fmt.Sprintf("A sample of %d of the stage's %d measured requests, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), tl.Requests)
+			c.Note = fmt.Sprintf("A sample of %d of the stage's %s, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), plural(tl.Requests, "measured request"))
 		}
 		out = append(out, c)
 		a := &chart{Name: "arrivals", Title: "Token arrivals, " + label, XLabel: "time since the request was sent (s)", YLabel: "output tokens received", YZero: true}
