@@ -7,7 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
-		"os"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
