@@ -82,6 +82,10 @@ type env struct {
 	// parseOnly stops a command once its flags parsed (errParsed), for
 	// the test that reads every README command line.
 	parseOnly bool
+	// tty says stdout is a terminal: a page (--format html or png) is
+	// then written to a file, never to it (page.go); errTTY says the
+	// same of stderr, where -o - sends the report.
+	tty, errTTY bool
 }
 
 // Exit codes: what happened, for scripts and CI.
@@ -97,7 +101,22 @@ const (
 // Run runs tokperf with args (without the program name) and returns the
 // exit code (exitOK … exitInterrupted).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}})
+	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
+}
+
+// isTerminal says whether w is a terminal: a character device other than
+// the null device (> /dev/null is not a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 // usageError is a mistake in the command line (exit 2).

@@ -35,7 +35,15 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if together(format) {
-		return cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
+		beside := page(format) && e.tty && cf.out == ""
+		if beside {
+			cf.out = pageBeside(paths[0], "", format)
+		}
+		err := cf.write(e, func(e *env) error { return cf.reportTogether(ctx, paths, format, e) })
+		if err == nil && beside {
+			e.saidPage(cf.out, format)
+		}
+		return err
 	}
 	return cf.write(e, func(e *env) error { return reportEach(ctx, paths, format, ps, e) })
 }
@@ -106,6 +114,8 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
 	var format string
 	registerFormat(fs, &format)
+	var cf chartFlags
+	fs.StringVarP(&cf.out, "out", "o", "", "write the comparison to this file instead of stdout (a page on a terminal: next to the first file, as NAME-compare.html)")
 	pos, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -113,15 +123,30 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if *name != "" {
-		if len(pos) == 0 {
-			return usagef("with --baseline, give one result file")
-		}
-		return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e)
+	if *name != "" && len(pos) == 0 {
+		return usagef("with --baseline, give one result file")
 	}
-	if len(pos) < 2 {
+	if *name == "" && len(pos) < 2 {
 		return usagef("give two or more result files to compare, or one with --baseline NAME")
 	}
+	beside := page(format) && e.tty && cf.out == ""
+	if beside {
+		cf.out = pageBeside(pos[0], "-compare", format)
+	}
+	err = cf.write(e, func(e *env) error {
+		if *name != "" {
+			return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e)
+		}
+		return compareRuns(ctx, pos, *gpus, *gpu, format, e)
+	})
+	if err == nil && beside {
+		e.saidPage(cf.out, format)
+	}
+	return err
+}
+
+// compareRuns is tokperf compare A B...: each run against the first.
+func compareRuns(ctx context.Context, pos []string, gpus int, gpu, format string, e *env) error {
 	runs, err := bench.ReadRuns(ctx, pos, true) // a sharded run's files are one run
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -132,7 +157,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if len(runs) < 2 {
 		return usagef("the %d files are one run: give two or more runs to compare", len(pos))
 	}
-	res, err := analyze.Compare(runs, *gpus, *gpu)
+	res, err := analyze.Compare(runs, gpus, gpu)
 	if err != nil {
 		return err
 	}
