@@ -379,7 +379,7 @@ func (f *loadFlags) registerWorkload(fs *flagSet) {
 }
 
 func registerFormat(fs *flagSet, format *string) {
-	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure)")
+	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure; a page, html or png, never goes to a terminal: it is written next to the result file, or refused with nowhere to go)")
 }
 
 // registerPercentiles adds --percentiles, the text table's percentiles.
