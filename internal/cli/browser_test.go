@@ -456,10 +456,10 @@ const glanceJS = `(() => {
 
 // The sweep, compare and multi-run pages read at a glance, checked in
 // headless Chromium: a summary box with the verdict above the first chart,
-// charts wider than 70% of the content, legend entries told apart by
-// colour or marker and not by dash alone, every Pareto point labelled
-// with its level, compare's A/B as an HTML table, and printing showing
-// every stage. TOKPERF_BROWSER_SHOTS=DIR keeps the screenshots.
+// charts as wide as the content (over 90%; see below), legend entries told
+// apart by colour or marker and not by dash alone, every Pareto point
+// labelled with its level, compare's A/B as an HTML table, and printing
+// showing every stage. TOKPERF_BROWSER_SHOTS=DIR keeps the screenshots.
 func TestBrowserPagesAtAGlance(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
@@ -512,9 +512,14 @@ func TestBrowserPagesAtAGlance(t *testing.T) {
 		if len(g.Charts) < 5 {
 			t.Errorf("%s: %d charts drawn", name, len(g.Charts))
 		}
+		if len(g.Charts) > 0 {
+			t.Logf("%s: %d charts, the first %.0f px wide of the content's %.0f; %d Pareto points labelled", name, len(g.Charts), g.Charts[0].W, g.Content, g.ParetoLabels)
+		}
+		// 70% is the issue's bar, but the old 760-px cap was 72% of this
+		// 1100-px window's content: the charts must take nearly all of it.
 		for _, ch := range g.Charts {
-			if ch.W < 0.7*g.Content {
-				t.Errorf("%s: chart %s is %.0f px wide, under 70%% of the content's %.0f", name, ch.Name, ch.W, g.Content)
+			if ch.W < 0.9*g.Content {
+				t.Errorf("%s: chart %s is %.0f px wide, under 90%% of the content's %.0f", name, ch.Name, ch.W, g.Content)
 			}
 		}
 		for chart, entries := range g.Legends {
