@@ -170,6 +170,7 @@ func (f *targetFlags) register(fs *flagSet) {
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.Lookup("wait-ready").NoOptDefVal = "10m"
 	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
+	fs.StringVar(&f.proxy, "proxy", "", "send every request through this HTTP proxy on purpose, e.g. http://proxy:3128 (its latency is measured as the server's; without it a proxy from HTTP_PROXY/HTTPS_PROXY is refused)")
 	fs.group("Authentication and TLS")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (shows in ps: prefer --api-key-file or $OPENAI_API_KEY; never written to any file)")
 	fs.StringVar(&f.apiKeyFile, "api-key-file", "", "read the API key from this file (default: $OPENAI_API_KEY)")
@@ -187,7 +188,6 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
-	fs.StringVar(&f.proxy, "proxy", "", "send every request through this HTTP proxy on purpose, e.g. http://proxy:3128 (its latency is measured as the server's; without it a proxy from HTTP_PROXY/HTTPS_PROXY is refused)")
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")

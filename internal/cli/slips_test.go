@@ -184,3 +184,11 @@ func TestProxyOnPurpose(t *testing.T) {
 		t.Errorf("the result file's header does not record the proxy without its password (%v)", err)
 	}
 }
+
+// check takes --proxy too: the refusal's advice works on every command
+// that speaks to a server.
+func TestCheckTakesProxy(t *testing.T) {
+	if err := parseOnly(t, []string{"check", "--url", "http://gpu-box:8000", "--proxy", "http://proxy.test:3128"}); err != "" {
+		t.Errorf("check --proxy: %s", err)
+	}
+}
