@@ -133,16 +133,16 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			continue
 		}
 		if n := errorsOf(s); n > 0 {
-			add("errors", "%d of %d requests failed (%s); figures use the %d that finished ok; %s", n, s.Requests, errorList(s), s.OK, firstErrors(s))
+			add("errors", "%d of %s failed (%s); figures use the %d that finished ok; %s", n, plural(s.Requests, "request"), errorList(s), s.OK, firstErrors(s))
 		}
 		if s.Cancelled > 0 {
-			add("cancelled", "%d requests were cancelled by the interrupt and are left out", s.Cancelled)
+			add("cancelled", "%s%s cancelled by the interrupt and left out", plural(s.Cancelled, "request"), wereWas(s.Cancelled))
 		}
 		estimated := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]
 		if n := estimated; n > 0 {
-			add("token_source", "output tokens of %d of %d requests are estimated as one per chunk: the server sent no usage", n, s.OK)
+			add("token_source", "output tokens of %d of %s are estimated as one per chunk: the server sent no usage", n, plural(s.OK, "request"))
 		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
-			add("token_source", "tokens per chunk are unknown for %d requests (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", n, s.TokensPerChunk)
+			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", plural(n, "request"), s.TokensPerChunk)
 		}
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
 			if estimated > 0 {
@@ -161,9 +161,9 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			d := float64(s.ServerPrompt)/float64(s.AskedPrompt) - 1
 			switch {
 			case c.Chat && s.ServerPrompt >= s.AskedPrompt:
-				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %d requests): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, n)
+				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %s): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, plural(n, "request"))
 			case math.Abs(d) > PromptCountLimit:
-				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %d requests): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, n)
+				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %s): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, plural(n, "request"))
 			}
 		}
 		// Some reuse is there by construction: the shared prefix asked for,
@@ -178,11 +178,11 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
 		}
 		if s.NoContent > 0 {
-			add("no_content", "%d of %d requests produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, s.OK)
+			add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, plural(s.OK, "request"))
 		}
 		if c.OpenLoop {
 			if LateSends(s) {
-				add("client_lag", "%d of %d requests (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, s.Requests, 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
+				add("client_lag", "%d of %s (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, plural(s.Requests, "request"), 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
 			}
 		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no

@@ -174,6 +174,9 @@ type Target struct {
 	// otherwise conversations against llama.cpp turn it on, since they
 	// exist to measure the cache.
 	CachePromptSet bool
+	// Proxy, when set, is an HTTP proxy every request goes through on
+	// purpose (--proxy): its latency is then part of every figure.
+	Proxy string
 }
 
 // Header is an HTTP header the user asked for on every request.
@@ -244,8 +247,11 @@ func checkProxy(target string, getenv func(string) string) error {
 	if err != nil || p == nil {
 		return nil
 	}
-	return configErr("the environment's proxy (%s) applies to %s, and tokperf does not send through proxies: "+
-		"a proxy's latency would be measured as the server's; add %s to NO_PROXY, or unset HTTP_PROXY/HTTPS_PROXY", backend.Redact(p.String()), backend.Redact(target), u.Hostname())
+	// Not a usage error: the command line is right, the environment is
+	// what stands in the way (exit 1).
+	return fmt.Errorf("the environment's proxy (%s) applies to %s, and tokperf does not send through it unasked: "+
+		"a proxy's latency would be measured as the server's; add %s to NO_PROXY or unset HTTP_PROXY/HTTPS_PROXY, "+
+		"or give --proxy %s to measure through it on purpose", backend.Redact(p.String()), backend.Redact(target), u.Hostname(), backend.Redact(p.String()))
 }
 
 // Session is a connection to the target: the embedded simulator started
@@ -257,6 +263,7 @@ type Session struct {
 	base    string
 	tls     *tls.Config
 	client  *http.Client
+	proxy   *url.URL // --proxy, or nil
 	sim     *sim.Server
 	cleanup []func()
 }
@@ -281,11 +288,19 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return nil, &ConfigError{err}
 	}
 	s := &Session{t: t, env: env, base: t.URL, tls: tlsc, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
-	if err := checkProxy(t.URL, env.getenv); err != nil {
+	if t.Proxy != "" {
+		if s.proxy, err = url.Parse(t.Proxy); err != nil || (s.proxy.Scheme != "http" && s.proxy.Scheme != "https") || s.proxy.Host == "" {
+			return nil, configErr("--proxy %q is not an http(s) URL with a host", backend.Redact(t.Proxy))
+		}
+		s.Setup.Proxy = backend.Redact(t.Proxy)
+	} else if err := checkProxy(t.URL, env.getenv); err != nil {
 		return nil, err
 	}
 	s.client = backend.NewClient(8, env.dial())
 	s.client.Transport.(*http.Transport).TLSClientConfig = tlsc
+	if s.proxy != nil {
+		s.client.Transport.(*http.Transport).Proxy = http.ProxyURL(s.proxy)
+	}
 	if len(t.Headers) > 0 {
 		s.client.Transport = headerTransport{base: s.client.Transport, headers: t.Headers}
 	}
@@ -387,7 +402,7 @@ func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*bac
 	}
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
 		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal,
-		Headers: s.t.Headers, ExtraBody: extra})
+		Headers: s.t.Headers, ExtraBody: extra, Proxy: s.proxy})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
@@ -481,3 +496,8 @@ func machine() record.Machine {
 	host, _ := os.Hostname()
 	return record.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 }
+
+// Redact is a URL with its user's credentials and its query values hidden,
+// for messages and result files (the command line's, which reaches no
+// backend itself).
+func Redact(url string) string { return backend.Redact(url) }

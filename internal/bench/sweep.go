@@ -365,7 +365,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		if p.Repeat > 0 {
 			label += fmt.Sprintf(" #%d", p.Repeat+1)
 		}
-		what := fmt.Sprintf("%d requests", p.Requests)
+		what := plural(p.Requests, "request")
 		switch {
 		case p.Requests == 0:
 			what = "requests for " + p.Duration.String()
@@ -500,7 +500,7 @@ func nextLevel(levels []summary.Stage, l Load, slo record.SLO) (next int, last b
 	case b.OK < b.Requests:
 		return 0, true, fmt.Sprintf("stopping, requests failed at C=%d", b.Concurrency)
 	case slo.Set() && float64(b.SLOMet) < 0.9*float64(b.OK):
-		return 0, true, fmt.Sprintf("stopping, only %d of %d requests met the SLO at C=%d", b.SLOMet, b.OK, b.Concurrency)
+		return 0, true, fmt.Sprintf("stopping, only %d of %s met the SLO at C=%d", b.SLOMet, plural(b.OK, "request"), b.Concurrency)
 	case analyze.PerDoubling(a, b) < analyze.Saturation:
 		if mid := int(math.Round(math.Sqrt(float64(a.Concurrency * b.Concurrency)))); mid > a.Concurrency && mid < b.Concurrency {
 			return mid, true, ""

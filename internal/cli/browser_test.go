@@ -408,3 +408,183 @@ func inked(img image.Image) (float64, int) {
 	}
 	return float64(n) / float64((b.Dx()/2+1)*(b.Dy()/2+1)), len(colours)
 }
+
+// glance is what a page shows a reader at once, measured in Chromium.
+type glance struct {
+	Content float64 // the body's content width, px
+	Charts  []struct {
+		Name string
+		W    float64
+	}
+	SummaryTop float64 // -1: no summary box
+	FirstChart float64
+	Verdict    bool
+	// Legends are each chart's legend entries with markers: colour and shape.
+	Legends map[string][]struct{ Name, Color, Marker, Dash string }
+	// ParetoPoints and ParetoLabels count the Pareto chart's points and
+	// the level labels beside them; Labels are those labels.
+	ParetoPoints, ParetoLabels int
+	Labels                     []string
+	ABTables, PreTables        int
+}
+
+const glanceJS = `(() => {
+	const cs = getComputedStyle(document.body);
+	const g = {Content: document.body.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight), Charts: [], Legends: {}, Labels: [], ParetoPoints: 0, ParetoLabels: 0};
+	document.querySelectorAll("svg.chart").forEach(s => {
+		const r = s.getBoundingClientRect();
+		if (r.width > 0) g.Charts.push({Name: s.dataset.chart, W: r.width});
+		const entries = [];
+		s.querySelectorAll("[data-legend][data-marker]").forEach(e => entries.push({Name: e.dataset.legend, Color: e.dataset.color, Marker: e.dataset.marker,
+			Dash: (s.querySelector('line[data-legend="' + CSS.escape(e.dataset.legend) + '"]') || {dataset: {}}).dataset.dash || ""}));
+		if (entries.length) g.Legends[s.dataset.chart] = entries;
+	});
+	const sum = document.getElementById("summary");
+	g.SummaryTop = sum ? sum.getBoundingClientRect().top : -1;
+	g.Verdict = !!(sum && sum.querySelector(".verdict"));
+	const first = document.querySelector("svg.chart");
+	g.FirstChart = first ? first.getBoundingClientRect().top : 0;
+	const p = document.querySelector('svg[data-chart="pareto"]');
+	if (p) {
+		g.ParetoPoints = p.querySelectorAll("[data-series][data-x]").length;
+		p.querySelectorAll("text.point-label").forEach(t => { g.ParetoLabels++; g.Labels.push(t.textContent); });
+	}
+	g.ABTables = document.querySelectorAll("table.ab").length;
+	document.querySelectorAll("pre").forEach(e => { if (e.textContent.includes("| C | metric")) g.PreTables++; });
+	return g;
+})()`
+
+// The sweep, compare and multi-run pages read at a glance, checked in
+// headless Chromium: a summary box with the verdict above the first chart,
+// charts as wide as the content (over 90%; see below), legend entries told
+// apart by colour or marker and not by dash alone, every Pareto point
+// labelled with its level, compare's A/B as an HTML table, and printing
+// showing every stage. TOKPERF_BROWSER_SHOTS=DIR keeps the screenshots.
+func TestBrowserPagesAtAGlance(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, r := range []struct{ path, tokens string }{{a, "60"}, {b, "30"}} {
+		if out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4,16", "--output-tokens", r.tokens, "-o", r.path); code != 0 {
+			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errw)
+		}
+	}
+	pages := map[string][]string{
+		"sweep":   {"report", a, "--format", "html"},
+		"compare": {"compare", a, b, "--format", "html"},
+		"multi":   {"report", a, b, "--format", "html"},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c, err := dialCDP(ctx, startChromium(t, ctx, bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Page.enable", "Runtime.enable"} {
+		if err := c.call(ctx, m, map[string]any{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"sweep", "compare", "multi"} {
+		path := filepath.Join(dir, name+".html")
+		if _, errw, code := runCLI(t, append(pages[name], "-o", path)...); code != 0 {
+			t.Fatalf("%s: %s", name, errw)
+		}
+		c.mu.Lock()
+		c.events = nil
+		c.mu.Unlock()
+		if err := c.call(ctx, "Emulation.setEmulatedMedia", map[string]any{"media": "screen"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.call(ctx, "Page.navigate", map[string]any{"url": "file://" + path}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.waitEvent(ctx, "Page.loadEventFired"); err != nil {
+			t.Fatal(err)
+		}
+		var g glance
+		if err := c.eval(ctx, glanceJS, &g); err != nil {
+			t.Fatal(err)
+		}
+		if g.SummaryTop < 0 || !g.Verdict || g.SummaryTop > g.FirstChart {
+			t.Errorf("%s: the summary box (top %.0f, verdict %v) does not come before the first chart (top %.0f)", name, g.SummaryTop, g.Verdict, g.FirstChart)
+		}
+		if len(g.Charts) < 5 {
+			t.Errorf("%s: %d charts drawn", name, len(g.Charts))
+		}
+		if len(g.Charts) > 0 {
+			t.Logf("%s: %d charts, the first %.0f px wide of the content's %.0f; %d Pareto points labelled", name, len(g.Charts), g.Charts[0].W, g.Content, g.ParetoLabels)
+		}
+		// 70% is the issue's bar, but the old 760-px cap was 72% of this
+		// 1100-px window's content: the charts must take nearly all of it.
+		for _, ch := range g.Charts {
+			if ch.W < 0.9*g.Content {
+				t.Errorf("%s: chart %s is %.0f px wide, under 90%% of the content's %.0f", name, ch.Name, ch.W, g.Content)
+			}
+		}
+		for chart, entries := range g.Legends {
+			seen := map[string]string{}
+			for _, e := range entries {
+				k := e.Color + " " + e.Marker
+				if prev, ok := seen[k]; ok {
+					t.Errorf("%s: chart %s: legend entries %q and %q differ by dash alone (%s)", name, chart, prev, e.Name, k)
+				}
+				seen[k] = e.Name
+			}
+		}
+		if g.ParetoPoints == 0 || g.ParetoLabels != g.ParetoPoints {
+			t.Errorf("%s: %d Pareto points, %d labelled (%v)", name, g.ParetoPoints, g.ParetoLabels, g.Labels)
+		}
+		for _, l := range g.Labels {
+			if !regexp.MustCompile(`^C=\d+$`).MatchString(l) {
+				t.Errorf("%s: Pareto label %q is not a level", name, l)
+			}
+		}
+		if name == "compare" && (g.ABTables == 0 || g.PreTables > 0) {
+			t.Errorf("compare: %d HTML A/B tables, %d Markdown ones in <pre>", g.ABTables, g.PreTables)
+		}
+		if name == "multi" {
+			// Two runs: their curves differ in colour and in marker.
+			for _, chart := range []string{"throughput", "pareto"} {
+				es := g.Legends[chart]
+				if len(es) < 2 || es[0].Color == es[1].Color || es[0].Marker == es[1].Marker {
+					t.Errorf("multi: chart %s legend %+v: want two runs of distinct colours and markers", chart, es)
+				}
+			}
+		}
+		shot(t, ctx, c, name)
+
+		// Printed, every stage's pane is on paper, not only the picked one.
+		if err := c.call(ctx, "Emulation.setEmulatedMedia", map[string]any{"media": "print"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var printed struct{ Stages, Shown int }
+		if err := c.eval(ctx, `(() => { const s = [...document.querySelectorAll(".stage")]; return {Stages: s.length, Shown: s.filter(e => e.getBoundingClientRect().height > 0).length}; })()`, &printed); err != nil {
+			t.Fatal(err)
+		}
+		if printed.Stages < 3 || printed.Shown != printed.Stages {
+			t.Errorf("%s: printed, %d of %d stage panes show", name, printed.Shown, printed.Stages)
+		}
+	}
+}
+
+// shot keeps a full-page screenshot in $TOKPERF_BROWSER_SHOTS, and checks
+// that it is not blank.
+func shot(t *testing.T, ctx context.Context, c *cdp, name string) {
+	t.Helper()
+	var s struct{ Data string }
+	if err := c.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &s); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(s.Data)
+	if d := os.Getenv("TOKPERF_BROWSER_SHOTS"); d != "" {
+		os.WriteFile(filepath.Join(d, name+".png"), raw, 0o644)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ink, colours := inked(img); ink < 0.02 || colours < 8 {
+		t.Errorf("%s: the screenshot is blank: %.1f%% of pixels inked, %d colours", name, 100*ink, colours)
+	}
+}

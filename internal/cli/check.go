@@ -35,6 +35,9 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	if page(format) && e.tty {
+		return pageOnTerminal(cmd, format) // no result file to sit beside
+	}
 	if len(conc) != 1 {
 		return usagef("check runs at one level: give one -c value")
 	}

@@ -87,6 +87,10 @@ type env struct {
 	// start and stages. For the tests that run every command a
 	// manifest generates.
 	dryRun bool
+	// tty says stdout is a terminal: a page (--format html or png) is
+	// then written to a file, never to it (page.go); errTTY says the
+	// same of stderr, where -o - sends the report.
+	tty, errTTY bool
 }
 
 // Exit codes: what happened, for scripts and CI.
@@ -103,7 +107,22 @@ const (
 // Run runs tokperf with args (without the program name) and returns the
 // exit code (exitOK … exitInterrupted).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}})
+	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
+}
+
+// isTerminal says whether w is a terminal: a character device other than
+// the null device (> /dev/null is not a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 // usageError is a mistake in the command line (exit 2).
@@ -158,6 +177,10 @@ func run(ctx context.Context, args []string, e *env) int {
 			fmt.Fprintln(e.stdout, "tokperf help lists the commands; tokperf help COMMAND (or tokperf COMMAND --help) shows its flags, grouped, with examples")
 			return 0
 		}
+		if len(rest) > 0 && (rest[0] == "version" || rest[0] == "--version") {
+			fmt.Fprint(e.stdout, versionHelp)
+			return 0
+		}
 		if len(rest) > 0 && commandTable[rest[0]] == nil {
 			return exitCode(cmd, usagef("unknown command %q%s", rest[0], didYouMean(rest[0])), e)
 		}
@@ -167,6 +190,10 @@ func run(ctx context.Context, args []string, e *env) int {
 		fmt.Fprint(e.stdout, helpText)
 		return 0
 	case "version", "--version":
+		if len(rest) > 0 && (rest[0] == "--help" || rest[0] == "-h") {
+			fmt.Fprint(e.stdout, versionHelp)
+			return 0
+		}
 		fmt.Fprintf(e.stdout, "tokperf %s (%s %s/%s)\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		if c := buildCommit(); c != "" {
 			fmt.Fprintf(e.stdout, "commit %s\n", c)
@@ -265,7 +292,7 @@ func (e *failedError) Error() string {
 	if e.failed == e.total {
 		return fmt.Sprintf("every request failed (%d of %d): the figures above describe no successful request", e.failed, e.total)
 	}
-	return fmt.Sprintf("%d of %d requests failed (%.1f%%, over --max-error-rate %g)", e.failed, e.total, 100*float64(e.failed)/float64(e.total), e.limit)
+	return fmt.Sprintf("%d of %s failed (%.1f%%, over --max-error-rate %g)", e.failed, plural(e.total, "request"), 100*float64(e.failed)/float64(e.total), e.limit)
 }
 
 // judge says whether failed of total requests are more than limit allows.
@@ -279,6 +306,17 @@ func judge(failed, total int, limit float64) error {
 func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
+
+// versionHelp is tokperf help version: the command takes no flags.
+const versionHelp = `Usage: tokperf version
+
+The version of tokperf (a release's, or the module version Go stamped into the
+build), the Go toolchain and the platform, then the commit it was built from.
+It takes no flags.
+
+Examples:
+  tokperf version
+`
 
 const helpText = `tokperf measures how fast an LLM inference server really is.
 

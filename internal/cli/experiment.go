@@ -24,6 +24,9 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if err := checkFormat(format); err != nil {
 		return err
 	}
+	if page(format) && e.tty {
+		return pageOnTerminal(cmd, format) // no result file to sit beside
+	}
 	if len(pos) != 1 {
 		return usagef("give one experiment file")
 	}

@@ -159,6 +159,7 @@ type targetFlags struct {
 	headers                                       headers
 	extraBody                                     extraBody
 	gpuMetrics                                    string
+	proxy                                         string
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -170,6 +171,7 @@ func (f *targetFlags) register(fs *flagSet) {
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
 	fs.Lookup("wait-ready").NoOptDefVal = "10m"
 	fs.StringVar(&f.profile, "sim-profile", "seed", "simulator profile when there is no --url (name or .yaml file)")
+	fs.StringVar(&f.proxy, "proxy", "", "send every request through this HTTP proxy on purpose, e.g. http://proxy:3128 (its latency is measured as the server's; without it a proxy from HTTP_PROXY/HTTPS_PROXY is refused)")
 	fs.group("Authentication and TLS")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (shows in ps: prefer --api-key-file or $OPENAI_API_KEY; never written to any file)")
 	fs.StringVar(&f.apiKeyFile, "api-key-file", "", "read the API key from this file (default: $OPENAI_API_KEY)")
@@ -214,6 +216,15 @@ func (f *targetFlags) check() error {
 	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
 		return usagef("--usage %q: want continuous or final", f.usage)
 	}
+	if f.proxy != "" {
+		u, err := url.Parse(f.proxy)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--proxy %q is not an http(s) URL with a host, e.g. http://proxy:3128", bench.Redact(f.proxy))
+		}
+		if f.http2 {
+			return usagef("--proxy does not mix with --http2: requests through a proxy speak HTTP/1.1")
+		}
+	}
 	if f.apiKey != "" && f.apiKeyFile != "" {
 		return usagef("give --api-key or --api-key-file, not both")
 	}
@@ -235,12 +246,15 @@ func (f *targetFlags) warn(e *env) {
 	if f.apiKey != "" && f.apiKeyFile == "" {
 		fmt.Fprintln(e.stderr, "warning: --api-key shows in ps and the shell history; use --api-key-file FILE or $OPENAI_API_KEY")
 	}
+	if f.proxy != "" {
+		fmt.Fprintf(e.stderr, "warning: --proxy: every request goes through %s, and its latency is measured as the server's (TTFT, ITL and E2E include the proxy's hops)\n", bench.Redact(f.proxy))
+	}
 }
 
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -376,7 +390,7 @@ func (f *loadFlags) registerWorkload(fs *flagSet) {
 }
 
 func registerFormat(fs *flagSet, format *string) {
-	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure)")
+	fs.StringVar(format, "format", "text", "output: "+strings.Join(report.Formats(), ", ")+" (text's tables are Markdown; json has every figure; a page, html or png, never goes to a terminal: it is written next to the result file, or refused with nowhere to go)")
 }
 
 // registerPercentiles adds --percentiles, the text table's percentiles,
@@ -409,7 +423,11 @@ func percentiles(ps ints) ([]float64, error) {
 
 func checkFormat(format string) error {
 	if !report.Known(format) {
-		return usagef("--format %q: want %s", format, strings.Join(report.Formats(), ", "))
+		hint := ""
+		if near := closest(format, report.Formats()); near != "" {
+			hint = ": did you mean " + near + "?"
+		}
+		return usagef("--format %q%s (want %s)", format, hint, strings.Join(report.Formats(), ", "))
 	}
 	return nil
 }

@@ -112,23 +112,26 @@ func shellWords(t *testing.T, line string) []string {
 	return words
 }
 
-// Every tokperf command line in the README goes through the parser.
+// Every tokperf command line in the README and in each guide under docs/
+// goes through the parser.
 func TestREADMECommandsParse(t *testing.T) {
 	n := 0
-	for _, line := range commands(readme(t)) {
-		rest, ok := strings.CutPrefix(line, "go run ./cmd/tokperf ")
-		if !ok {
-			continue
-		}
-		n++
-		rest, _, _ = strings.Cut(rest, " > ")
-		rest, _, _ = strings.Cut(rest, " | ")
-		if err := parseOnly(t, shellWords(t, rest)); err != "" {
-			t.Errorf("README: %q: %s", line, err)
+	for _, d := range guides(t) {
+		for _, line := range commands(d.text) {
+			rest, ok := strings.CutPrefix(line, "go run ./cmd/tokperf ")
+			if !ok {
+				continue
+			}
+			n++
+			rest, _, _ = strings.Cut(rest, " > ")
+			rest, _, _ = strings.Cut(rest, " | ")
+			if err := parseOnly(t, shellWords(t, rest)); err != "" {
+				t.Errorf("%s: %q: %s", d.name, line, err)
+			}
 		}
 	}
 	if n < 10 {
-		t.Errorf("only %d tokperf command lines found in the README", n)
+		t.Errorf("only %d tokperf command lines found in the README and the guides", n)
 	}
 }
 

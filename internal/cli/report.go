@@ -43,8 +43,15 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if together(format) {
 		each = func(e *env) error { return cf.reportTogether(ctx, paths, format, e, &withheld) }
 	}
+	beside := page(format) && e.tty && cf.out == ""
+	if beside {
+		cf.out = pageBeside(paths[0], "", format)
+	}
 	if err := cf.write(e, each); err != nil {
 		return err
+	}
+	if beside {
+		e.saidPage(cf.out, format)
 	}
 	return strictly(strict, withheld)
 }
@@ -92,7 +99,7 @@ func reportEach(ctx context.Context, paths []string, format string, v runView, e
 }
 
 // compareBaseline is tokperf compare FILE --baseline NAME.
-func compareBaseline(ctx context.Context, paths []string, name, file string, gpus int, gpu, claim, format string, strict bool, e *env) error {
+func compareBaseline(ctx context.Context, paths []string, name, file string, gpus int, gpu, claim, format string, e *env, withheld *[]string) error {
 	all, err := loadBaselines(file)
 	if err != nil {
 		return err
@@ -115,10 +122,8 @@ func compareBaseline(ctx context.Context, paths []string, name, file string, gpu
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := report.Render(e.stdout, format, res); err != nil {
-		return err
-	}
-	return strictly(strict, res.Withheld())
+	*withheld = append(*withheld, res.Withheld()...)
+	return report.Render(e.stdout, format, res)
 }
 
 // compareCmd is tokperf compare: a run against a baseline, or runs A/B.
@@ -133,6 +138,8 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerStrict(fs, &strict)
 	var format string
 	registerFormat(fs, &format)
+	var cf chartFlags
+	fs.StringVarP(&cf.out, "out", "o", "", "write the comparison to this file instead of stdout (a page on a terminal: next to the first file, as NAME-compare.html)")
 	pos, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -140,15 +147,35 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if *name != "" {
-		if len(pos) == 0 {
-			return usagef("with --baseline, give one result file")
-		}
-		return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, strict, e)
+	if *name != "" && len(pos) == 0 {
+		return usagef("with --baseline, give one result file")
 	}
-	if len(pos) < 2 {
+	if *name == "" && len(pos) < 2 {
 		return usagef("give two or more result files to compare, or one with --baseline NAME")
 	}
+	beside := page(format) && e.tty && cf.out == ""
+	if beside {
+		cf.out = pageBeside(pos[0], "-compare", format)
+	}
+	var withheld []string
+	err = cf.write(e, func(e *env) error {
+		if *name != "" {
+			return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e, &withheld)
+		}
+		return compareRuns(ctx, pos, *gpus, *gpu, format, e, &withheld)
+	})
+	if err != nil {
+		return err
+	}
+	if beside {
+		e.saidPage(cf.out, format)
+	}
+	return strictly(strict, withheld)
+}
+
+// compareRuns is tokperf compare A B...: each run against the first.
+// The verdicts it withholds go to withheld.
+func compareRuns(ctx context.Context, pos []string, gpus int, gpu, format string, e *env, withheld *[]string) error {
 	runs, err := bench.ReadRuns(ctx, pos, true) // a sharded run's files are one run
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -159,14 +186,12 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if len(runs) < 2 {
 		return usagef("the %d files are one run: give two or more runs to compare", len(pos))
 	}
-	res, err := analyze.Compare(runs, *gpus, *gpu)
+	res, err := analyze.Compare(runs, gpus, gpu)
 	if err != nil {
 		return err
 	}
-	if err := report.Render(e.stdout, format, res); err != nil {
-		return err
-	}
-	return strictly(strict, res.Withheld())
+	*withheld = append(*withheld, res.Withheld()...)
+	return report.Render(e.stdout, format, res)
 }
 
 func loadBaselines(file string) ([]baseline.Baseline, error) {

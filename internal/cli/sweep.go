@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/record"
@@ -25,6 +27,9 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	shard, e, err := f.sharding(fs, e) // and the run's seed
 	if err != nil {
 		return err
+	}
+	if page(f.format) && e.tty && f.out == "-" {
+		return pageOnTerminal(cmd, f.format) // stdout holds the result file
 	}
 	if err := f.oneStage(cmd); err != nil || e.dryRun {
 		return cmp.Or(err, checkShard(shard, &f), errParsed)
@@ -106,6 +111,7 @@ func (f *loadFlags) sharding(fs *flagSet, e *env) (*bench.Shard, *env, error) {
 func (e *env) toStderr() *env {
 	out := *e
 	out.results, out.stdout = e.stdout, e.stderr
+	out.tty = e.errTTY
 	return &out
 }
 
@@ -121,6 +127,22 @@ func (e *env) progress(started func(record.Setup)) *bench.Env {
 // result file is set off by a blank line and followed by where the records are (on stderr for the
 // machine-readable formats, so stdout stays clean).
 func (e *env) render(format string, result any, file string) error {
+	if page(format) && e.tty && (file == "" || file == "-") {
+		return pageOnTerminal("run", format)
+	}
+	if page(format) && e.tty {
+		path := pageBeside(file, "", format)
+		var b bytes.Buffer
+		if err := report.Render(&b, format, result); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+		e.saidPage(path, format)
+		fmt.Fprintf(e.stderr, "results: %s\n", file)
+		return nil
+	}
 	if format != "text" {
 		if err := report.Render(e.stdout, format, result); err != nil {
 			return err

@@ -52,6 +52,9 @@ func twinCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if err := f.check(cmd, paths); err != nil {
 		return err
 	}
+	if page(f.format) && e.tty {
+		return pageOnTerminal(cmd, f.format)
+	}
 	cfg := f.cfg
 	if len(paths) == 1 {
 		cfg.Path = paths[0]

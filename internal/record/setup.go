@@ -29,6 +29,9 @@ type Setup struct {
 	// Headers are the names of the user's --header, in order; their
 	// values are never written (they may be credentials).
 	Headers []string `json:"headers,omitempty"`
+	// Proxy is the HTTP proxy every request went through on purpose
+	// (--proxy), without credentials: its latency is in every figure.
+	Proxy string `json:"proxy,omitempty"`
 	// ExtraBody is --extra-body as given: fields merged into each body.
 	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
 	// CachePrompt says llama.cpp was asked to reuse its prompt cache

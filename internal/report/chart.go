@@ -47,6 +47,14 @@ type series struct {
 	Dash    string
 	Ring    []bool // per point: a ring around it (the Pareto frontier)
 	Tip     string // the line's hover value
+	// Marker is the points' shape: circle (""), square, triangle or
+	// diamond, so series of one colour differ by more than their dash.
+	Marker string
+	// EndLabel is written beside the line's last point (p50, p99).
+	EndLabel string
+	// PointLabels are written beside each point (the Pareto chart's
+	// concurrency levels); "" leaves a point bare.
+	PointLabels []string
 }
 
 type point struct {
@@ -66,14 +74,37 @@ type mark struct {
 	Label string
 }
 
-// palette is Okabe and Ito's, told apart with most colour vision.
-var palette = []string{"#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#f0e442", "#000000"}
+// palette is Okabe and Ito's, told apart with most colour vision; its
+// yellow (#f0e442) is last, being faint on white.
+var palette = []string{"#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#000000", "#f0e442"}
 
 func hue(i int) string { return palette[i%len(palette)] }
 
+// markers are the point shapes, so that curves differ by shape as well as
+// colour: a run's index, or a percentile's, picks one.
+var markers = []string{"circle", "square", "triangle", "diamond"}
+
+func markerOf(i int) string { return markers[i%len(markers)] }
+
+// markerShape is a marker of kind at (x, y), about r in radius.
+func markerShape(kind string, x, y, r float64, fill string) shape {
+	switch kind {
+	case "square":
+		r *= 0.9
+		return shape{kind: 'g', pts: []float64{x - r, y - r, x + r, y - r, x + r, y + r, x - r, y + r}, fill: fill, stroke: "#ffffff", width: 1, marker: kind}
+	case "triangle":
+		r *= 1.25
+		return shape{kind: 'g', pts: []float64{x, y - r, x + r*0.95, y + r*0.7, x - r*0.95, y + r*0.7}, fill: fill, stroke: "#ffffff", width: 1, marker: kind}
+	case "diamond":
+		r *= 1.25
+		return shape{kind: 'g', pts: []float64{x, y - r, x + r, y, x, y + r, x - r, y}, fill: fill, stroke: "#ffffff", width: 1, marker: kind}
+	}
+	return shape{kind: 'c', pts: []float64{x, y}, r: r, fill: fill, stroke: "#ffffff", width: 1, marker: "circle"}
+}
+
 // shape is one drawn thing, in pixels.
 type shape struct {
-	kind     byte      // 'p' polyline, 'r' rect, 'c' circle, 't' text
+	kind     byte      // 'p' polyline, 'r' rect, 'c' circle, 'g' filled polygon, 't' text
 	pts      []float64 // x, y pairs (polyline), x, y (rect corner, circle centre, text anchor)
 	w, h, r  float64
 	stroke   string
@@ -89,6 +120,9 @@ type shape struct {
 	data     [2]float64
 	hasData  bool
 	series   string
+	marker   string // a point's marker kind (data-marker)
+	legend   string // a legend entry's series name (data-legend)
+	class    string // the SVG element's class
 }
 
 type scene struct {
@@ -209,13 +243,14 @@ func tickLabel(v float64, prec int) string {
 
 // Chart geometry, in pixels.
 const (
-	chartW     = 760.0
-	plotH      = 280.0
+	chartW     = 1000.0
+	plotH      = 300.0
 	marginL    = 72.0
-	marginR    = 24.0
+	marginR    = 56.0 // room for the labels at the lines' ends
 	titleH     = 26.0
 	legendRowH = 18.0
 	marginB    = 48.0
+	noteWidth  = 150 // characters of a note's line under the chart
 )
 
 // layout draws a chart's scene: title, legend, axes with ticks and units,
@@ -234,7 +269,7 @@ func (c *chart) layout() *scene {
 		if se.Name == "" {
 			continue
 		}
-		w := 26 + textWidth(se.Name, 12) + 16
+		w := 30 + textWidth(se.Name, 12) + 16
 		if x+w > chartW-marginR && x > marginL {
 			x, rows = marginL, rows+1
 		}
@@ -247,17 +282,19 @@ func (c *chart) layout() *scene {
 	top := titleH + float64(rows)*legendRowH + 8
 	s.h = top + plotH + marginB
 	if c.Note != "" {
-		s.h += 18 * float64(len(wrap(c.Note, 118)))
+		s.h += 18 * float64(len(wrap(c.Note, noteWidth)))
 	}
 	s.add(shape{kind: 'r', pts: []float64{0, 0}, w: s.w, h: s.h, fill: "#ffffff"})
 	s.add(shape{kind: 't', pts: []float64{marginL, 18}, text: c.Title, size: 15, anchor: 's', fill: "#111111", bold: true})
 	for _, e := range legend {
 		y := titleH + e.y*legendRowH + 10
-		s.line(e.x, y, e.x+20, y, e.s.Color, 2.5, e.s.Dash)
+		s.add(shape{kind: 'p', pts: []float64{e.x, y, e.x + 24, y}, stroke: e.s.Color, width: 2.5, dash: e.s.Dash, legend: e.s.Name})
 		if e.s.Markers {
-			s.add(shape{kind: 'c', pts: []float64{e.x + 10, y}, r: 3.5, fill: e.s.Color})
+			m := markerShape(e.s.Marker, e.x+12, y, 4.5, e.s.Color)
+			m.legend = e.s.Name
+			s.add(m)
 		}
-		s.text(e.x+26, y+4, e.s.Name, 12, 's', "#222222")
+		s.text(e.x+30, y+4, e.s.Name, 12, 's', "#222222")
 	}
 	var xs, ys []float64
 	for _, se := range c.Series {
@@ -304,6 +341,7 @@ func (c *chart) layout() *scene {
 		x1, x2 := xa.pos(g.X1), xa.pos(g.X2)
 		s.add(shape{kind: 'p', pts: []float64{x1, y, math.Max(x2, x1+0.5), y}, stroke: g.Color, width: math.Max(0.6, math.Min(4, plotH/float64(len(c.Segments)+1))), tip: g.Tip})
 	}
+	var ends []shape
 	for _, se := range c.Series {
 		var pts []float64
 		for _, p := range se.Points {
@@ -326,12 +364,35 @@ func (c *chart) layout() *scene {
 			cx, cy := pts[2*k], pts[2*k+1]
 			k++
 			if i < len(se.Ring) && se.Ring[i] {
-				s.add(shape{kind: 'c', pts: []float64{cx, cy}, r: 8, stroke: "#111111", width: 1.5})
+				s.add(shape{kind: 'c', pts: []float64{cx, cy}, r: 9, stroke: "#111111", width: 1.5})
 			}
-			s.add(shape{kind: 'c', pts: []float64{cx, cy}, r: 4, fill: se.Color, stroke: "#ffffff", width: 1, tip: p.Tip, data: [2]float64{p.X, p.Y}, hasData: true, series: se.Name})
+			m := markerShape(se.Marker, cx, cy, 4.5, se.Color)
+			m.tip, m.data, m.hasData, m.series = p.Tip, [2]float64{p.X, p.Y}, true, se.Name
+			s.add(m)
+			if i < len(se.PointLabels) && se.PointLabels[i] != "" {
+				l := shape{kind: 't', pts: []float64{cx + 9, cy - 7}, text: se.PointLabels[i], size: 11, anchor: 's', fill: "#222222", class: "point-label"}
+				if cx+9+textWidth(l.text, 11) > chartW-4 {
+					l.pts[0], l.anchor = cx-9, 'e' // at the right edge: on the point's left
+				}
+				s.add(l)
+			}
+		}
+		if se.EndLabel != "" && len(pts) >= 2 {
+			ends = append(ends, shape{kind: 't', pts: []float64{pts[len(pts)-2] + 9, pts[len(pts)-1] + 4}, text: se.EndLabel, size: 11, anchor: 's', fill: se.Color, bold: true, class: "end-label"})
 		}
 	}
-	for i, l := range wrap(c.Note, 118) {
+	// Labels at the lines' ends are kept 12 px apart, so lines that end
+	// together (p50 = p99) still show each label.
+	sort.SliceStable(ends, func(i, j int) bool { return ends[i].pts[1] < ends[j].pts[1] })
+	for i := 1; i < len(ends); i++ {
+		if d := ends[i].pts[1] - ends[i-1].pts[1]; d < 12 && math.Abs(ends[i].pts[0]-ends[i-1].pts[0]) < 40 {
+			ends[i].pts[1] = ends[i-1].pts[1] + 12
+		}
+	}
+	for _, e := range ends {
+		s.add(e)
+	}
+	for i, l := range wrap(c.Note, noteWidth) {
 		s.text(marginL, bottom+marginB+12+18*float64(i), l, 11, 's', "#333333")
 	}
 	return s
@@ -374,6 +435,21 @@ func (s *scene) svg(b *strings.Builder) {
 		if sh.series != "" {
 			tip += ` data-series="` + attr(sh.series) + `"`
 		}
+		if sh.marker != "" {
+			tip += ` data-marker="` + sh.marker + `"`
+		}
+		if sh.legend != "" {
+			tip += ` data-legend="` + attr(sh.legend) + `"`
+			if sh.dash != "" {
+				tip += ` data-dash="` + sh.dash + `"`
+			}
+			if sh.kind != 'p' {
+				tip += ` data-color="` + sh.fill + `"`
+			}
+		}
+		if sh.class != "" {
+			tip += ` class="` + sh.class + `"`
+		}
 		switch sh.kind {
 		case 'p':
 			dash := ""
@@ -403,6 +479,15 @@ func (s *scene) svg(b *strings.Builder) {
 				stroke = fmt.Sprintf(` stroke="%s" stroke-width="%s"`, sh.stroke, f(sh.width))
 			}
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%s" fill="%s"%s%s/>`, f(sh.pts[0]), f(sh.pts[1]), f(sh.r), fill, stroke, tip)
+		case 'g':
+			b.WriteString(`<polygon points="`)
+			for i := 0; i < len(sh.pts); i += 2 {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(f(sh.pts[i]) + "," + f(sh.pts[i+1]))
+			}
+			fmt.Fprintf(b, `" fill="%s" stroke="%s" stroke-width="%s"%s/>`, sh.fill, or(sh.stroke, "none"), f(sh.width), tip)
 		case 't':
 			anchor := map[byte]string{'s': "start", 'm': "middle", 'e': "end"}[sh.anchor]
 			extra := ""
@@ -412,7 +497,7 @@ func (s *scene) svg(b *strings.Builder) {
 			if sh.vertical {
 				extra += fmt.Sprintf(` transform="rotate(-90 %s %s)"`, f(sh.pts[0]), f(sh.pts[1]))
 			}
-			fmt.Fprintf(b, `<text x="%s" y="%s" font-size="%s" text-anchor="%s" fill="%s"%s>%s</text>`, f(sh.pts[0]), f(sh.pts[1]), f(sh.size), anchor, sh.fill, extra, text(sh.text))
+			fmt.Fprintf(b, `<text x="%s" y="%s" font-size="%s" text-anchor="%s" fill="%s"%s%s>%s</text>`, f(sh.pts[0]), f(sh.pts[1]), f(sh.size), anchor, sh.fill, extra, tip, text(sh.text))
 		}
 	}
 	b.WriteString("</svg>")

@@ -31,6 +31,12 @@ type page struct {
 	sections []string // rendered HTML of the model's own tables
 	lines    []string // warnings, notes, verdicts (each also in its section)
 	twin     *analyze.Twin
+	// summary is the page's own lead lines (a comparison's ratios), above
+	// each run's verdict and key numbers.
+	summary []string
+	// sectionsFirst puts the model's own tables (an A/B, a baseline's
+	// arithmetic) right after the summary, above the runs' headlines.
+	sectionsFirst bool
 }
 
 func runName(r *analyze.Run, i int) string {
@@ -60,15 +66,14 @@ func pageOf(result any) (*page, error) {
 		for i, run := range r.Runs {
 			p.runs = append(p.runs, named{runName(run, i), run})
 		}
-		var b strings.Builder
-		Pairs(&b, r)
-		p.sections = append(p.sections, "<h2>A/B comparison</h2>\n<pre>"+text(b.String())+"</pre>")
+		p.sections = append(p.sections, pairsHTML(r))
+		p.summary, p.sectionsFirst = compareSummary(r), true
 	case *analyze.BaselineComparison:
 		p.title = "tokperf compare: " + r.Run.Name + " against " + r.Baseline.Name
 		if r.Source != nil {
 			p.runs = []named{{runName(r.Source, 0), r.Source}}
 		}
-		p.baseline = r
+		p.baseline, p.sectionsFirst = r, true
 		p.sections = append(p.sections, baselineHTML(r))
 	case *analyze.Experiment:
 		p.title = "tokperf experiment"
@@ -141,7 +146,7 @@ func (p *page) throughput() *chart {
 	c := &chart{Name: "throughput", Title: "Aggregate output tok/s against load", XLabel: xl, XLog: log, YLabel: "aggregate output tok/s", YZero: true}
 	var notes []string
 	for i, n := range p.runs {
-		se := series{Name: n.name, Color: hue(i), Line: true, Markers: true}
+		se := series{Name: n.name, Color: hue(i), Line: true, Markers: true, Marker: markerOf(i)}
 		for _, s := range n.run.Stages {
 			se.Points = append(se.Points, point{X: xOf(n.run, s.Stage), Y: s.AggregateTokS, Tip: fmt.Sprintf("%s, %s: %s tok/s aggregate", n.name, analyze.Label(s.Stage), f1(s.AggregateTokS))})
 		}
@@ -154,7 +159,7 @@ func (p *page) throughput() *chart {
 		}
 	}
 	if b := p.baseline; b != nil {
-		se := series{Name: "baseline " + b.Baseline.Name, Color: "#555555", Markers: true, Line: true, Dash: "5 4"}
+		se := series{Name: "baseline " + b.Baseline.Name, Color: "#555555", Markers: true, Line: true, Dash: "5 4", Marker: "diamond"}
 		for _, pt := range b.Baseline.Points {
 			tok := pt.AggregateTokS
 			if b.Baseline.PerGPU && b.Baseline.GPUs > 0 {
@@ -186,8 +191,10 @@ func points(c *chart) int {
 	return n + len(c.Segments)
 }
 
-// latencies are TTFT, ITL and TPOT percentiles against load: p50 solid,
-// p90 dotted, p99 dashed, one colour per run.
+// latencies are TTFT, ITL and TPOT percentiles against load, one colour
+// per run; the percentiles differ by dash (p50 solid, p90 dotted, p99
+// dashed), by marker (circle, square, triangle) and by the label at the
+// line's end.
 func (p *page) latencies() []*chart {
 	xl, log := p.xLabel()
 	type metric struct {
@@ -204,8 +211,8 @@ func (p *page) latencies() []*chart {
 	for _, m := range ms {
 		c := &chart{Name: m.name, Title: m.title, XLabel: xl, XLog: log, YLabel: m.unit, YZero: true}
 		for i, n := range p.runs {
-			for k, q := range []struct{ name, dash string }{{"p50", ""}, {"p90", "2 3"}, {"p99", "7 4"}} {
-				se := series{Name: strings.TrimSpace(prefix(len(p.runs), n.name) + q.name), Color: hue(i), Line: true, Markers: true, Dash: q.dash}
+			for k, q := range []struct{ name, dash, marker string }{{"p50", "", "circle"}, {"p90", "2 3", "square"}, {"p99", "7 4", "triangle"}} {
+				se := series{Name: strings.TrimSpace(prefix(len(p.runs), n.name) + q.name), Color: hue(i), Line: true, Markers: true, Dash: q.dash, Marker: q.marker, EndLabel: q.name}
 				for si := range n.run.Stages {
 					s := &n.run.Stages[si]
 					d := m.dist(s)
@@ -241,11 +248,12 @@ func (p *page) pareto() *chart {
 			gpus = 1
 			unknown = append(unknown, n.name)
 		}
-		se := series{Name: n.name, Color: hue(i), Markers: true, Line: true}
+		se := series{Name: n.name, Color: hue(i), Markers: true, Line: true, Marker: markerOf(i)}
 		for _, s := range n.run.Stages {
 			if s.DecodeTokS.N == 0 {
 				continue
 			}
+			se.PointLabels = append(se.PointLabels, analyze.Label(s.Stage))
 			pt := point{X: s.DecodeTokS.Mean, Y: s.AggregateTokS / float64(gpus)}
 			pt.Tip = fmt.Sprintf("%s, %s: %s tok/s per user, %s tok/s per GPU (%s over %d GPUs)", n.name, analyze.Label(s.Stage), f1(pt.X), f1(pt.Y), f1(s.AggregateTokS), gpus)
 			se.Points = append(se.Points, pt)
@@ -263,7 +271,7 @@ func (p *page) pareto() *chart {
 		k += len(c.Series[si].Points)
 	}
 	c.Series = append(c.Series, series{Name: "Pareto frontier (ringed)", Color: "#111111", Line: true, Dash: "1 3", Points: frontierLine(all, on)})
-	c.Note = "Up and to the right is better: a ringed point is on the frontier (no other point is better on both)."
+	c.Note = "Up and to the right is better: a ringed point is on the frontier (no other point is better on both); each point is labelled with its level."
 	if len(unknown) > 0 {
 		c.Note += " The GPU count of " + strings.Join(unknown, ", ") + " is unknown: plotted as 1 GPU (the total)."
 	}
@@ -299,9 +307,9 @@ func stageCharts(s *analyze.Stage) []*chart {
 			tip += fmt.Sprintf(", first token %.3f s (TTFT %.1f ms), end %.3f s, %d tokens", first, 1000*(first-sent), done, r.Tokens)
 			c.Segments = append(c.Segments, segment{X1: sent, X2: first, Y: float64(i), Color: "#e69f00", Tip: tip}, segment{X1: first, X2: done, Y: float64(i), Color: "#0072b2", Tip: tip})
 		}
-		c.Note = fmt.Sprintf("All %d measured requests of the stage.", tl.Requests)
+		c.Note = fmt.Sprintf("All %s of the stage.", plural(tl.Requests, "measured request"))
 		if tl.Sampled() {
-			c.Note = fmt.Sprintf("A sample of %d of the stage's %d measured requests, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), tl.Requests)
+			c.Note = fmt.Sprintf("A sample of %d of the stage's %s, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), plural(tl.Requests, "measured request"))
 		}
 		out = append(out, c)
 		a := &chart{Name: "arrivals", Title: "Token arrivals, " + label, XLabel: "time since the request was sent (s)", YLabel: "output tokens received", YZero: true}
@@ -385,9 +393,13 @@ const pageCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,s
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 8px}td{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}
 td.l{text-align:left}pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
-svg.chart{width:100%;max-width:760px;height:auto;display:block;margin:12px 0}
+svg.chart{width:100%;height:auto;display:block;margin:12px 0}
+.summary{border:2px solid #0072b2;border-radius:6px;background:#f3f8fc;padding:10px 16px;margin:12px 0 20px}
+.summary h2{margin:4px 0 8px;border:0;font-size:17px}.summary .verdict{font-size:15px;font-weight:bold}
+.summary ul{margin:4px 0;padding-left:20px}.summary li{margin:2px 0}
+td.sig{font-weight:bold}td.ns{color:#666}
 .warn{color:#8a4b00}#tip{position:absolute;background:#222;color:#fff;padding:3px 7px;border-radius:3px;font-size:12px;pointer-events:none;max-width:420px}
-@media print{body{margin:0;max-width:none;font-size:11px}#tip,label.pick{display:none}svg.chart{break-inside:avoid;max-width:100%}h2{break-after:avoid}pre{white-space:pre-wrap}}`
+@media print{body{margin:0;max-width:none;font-size:11px}#tip,label.pick{display:none}.stage[hidden]{display:block!important}.stage{break-before:auto}svg.chart{break-inside:avoid;max-width:100%}h2,h3{break-after:avoid}pre{white-space:pre-wrap}}`
 
 // pageJS shows hover values (data-tip) and switches the chosen stage of
 // each run. The charts are drawn without it.
@@ -399,6 +411,12 @@ func (p *page) html() string {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style></head><body>\n<h1>%s</h1>\n", text(p.title), pageCSS, text(p.title))
+	p.summaryHTML(&b)
+	if p.sectionsFirst {
+		for _, s := range p.sections {
+			b.WriteString(s + "\n")
+		}
+	}
 	for _, n := range p.runs {
 		r := n.run
 		if len(p.runs) > 1 {
@@ -418,8 +436,10 @@ func (p *page) html() string {
 		shardsHTML(&b, r)
 		b.WriteString("<p>aggregate = output tokens / stage wall time; request and decode tok/s are means over requests; TTFT = first token − sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).</p>\n")
 	}
-	for _, s := range p.sections {
-		b.WriteString(s + "\n")
+	if !p.sectionsFirst {
+		for _, s := range p.sections {
+			b.WriteString(s + "\n")
+		}
 	}
 	b.WriteString("<h2>Charts</h2>\n")
 	for _, c := range p.charts() {
@@ -452,7 +472,7 @@ func (p *page) html() string {
 			b.WriteString("</div>\n")
 		}
 	}
-	b.WriteString("<h2>Warnings and verdicts</h2>\n<ul>\n")
+	b.WriteString("<h2 id=\"warnings\">Warnings and verdicts</h2>\n<ul>\n")
 	count := 0
 	for _, n := range p.runs {
 		for _, w := range n.run.Warnings {

@@ -37,7 +37,7 @@ func OverheadText(w io.Writer, o *analyze.Overhead) {
 	for _, l := range o.Levels {
 		raw, chat := l.Raw.Requests-l.Raw.OK-l.Raw.Cancelled, l.Chat.Requests-l.Chat.OK-l.Chat.Cancelled
 		if raw+chat > 0 {
-			fmt.Fprintf(w, "C=%d: %d of %d requests failed (raw %d, chat %d) and are left out of the figures above\n", l.C, raw+chat, l.Raw.Requests+l.Chat.Requests, raw, chat)
+			fmt.Fprintf(w, "C=%d: %d of %s failed (raw %d, chat %d) and are left out of the figures above\n", l.C, raw+chat, plural(l.Raw.Requests+l.Chat.Requests, "request"), raw, chat)
 		}
 	}
 }

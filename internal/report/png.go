@@ -178,6 +178,12 @@ func (s *scene) raster() *image.RGBA {
 				w := sh.width * k / 2
 				fillPolygon(img, z, [][]float64{circle(x, y, r+w, false), circle(x, y, r-w, true)}, parseColor(sh.stroke))
 			}
+		case 'g':
+			poly := make([]float64, len(sh.pts))
+			for i, v := range sh.pts {
+				poly[i] = v * k
+			}
+			fillPolygon(img, z, [][]float64{poly}, parseColor(sh.fill))
 		case 't':
 			drawText(img, sh, k)
 		}

@@ -1,0 +1,19 @@
+package report
+
+import "strconv"
+
+// plural is n and the noun, singular for one: "1 request", "3 requests".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// wereWas is the verb after plural(n, …): " was" for one, " were" else.
+func wereWas(n int) string {
+	if n == 1 {
+		return " was"
+	}
+	return " were"
+}
