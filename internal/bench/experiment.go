@@ -119,6 +119,9 @@ func Experiment(ctx context.Context, plan *ExperimentPlan, dir string, env *Env)
 		if len(outs) > 1 {
 			o = joinRepeats(ctx, outs)
 		}
+		if len(f.Workloads) == 0 {
+			o.Workloads = nil // one sweep: its run says it all
+		}
 		if plan.Baseline != nil && o.OK && o.Run != nil {
 			gpus, gpu, claim := f.Baseline.GPUs, f.Baseline.GPU, f.Baseline.Claim
 			if b, err := analyze.AgainstBaselineRun(o.Run, plan.Baseline, gpus, gpu, claim); err != nil {
@@ -293,9 +296,6 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 	}
 	if len(o.Workloads) > 0 {
 		o.Run, o.Result = o.Workloads[0].Run, o.Workloads[0].Result
-	}
-	if len(plan.Workloads) == 1 && plan.Workloads[0].Name == "" {
-		o.Workloads = nil // one sweep: its run says it all
 	}
 	if repeat == 0 {
 		extras(ctx, c, p, plan, dir, stem, quiet, progress, &o)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/baseline"
 	"github.com/tokperf/tokperf/internal/bench"
@@ -130,6 +132,25 @@ func (l *located) apply(fs *flagSet, f *experiment.File) error {
 	})
 }
 
+// locate names the file's line of the first key a flag's complaint
+// names (--seed …), or the block (cmd) when it names none of them.
+func (l *located) locate(file *experiment.File, cmd string, err error) error {
+	msg := err.Error()
+	best, at := -1, ""
+	for k := range l.keys {
+		if i := strings.Index(msg, "--"+keyName(k)); i >= 0 && (best < 0 || i < best) {
+			best, at = i, l.from[k]
+		}
+	}
+	if at == "" {
+		if cmd == "sweep" {
+			cmd = file.SweepAt
+		}
+		return usagef("%s:%d: %s: %s", file.Path, file.Line(cmd), cmd, msg)
+	}
+	return usagef("%s:%d: %s: %s", file.Path, file.Line(at), at, msg)
+}
+
 // experimentPlan builds every configuration's sweeps, overhead and soak
 // from the file's keys, as the flags of sweep, overhead and soak; an
 // error names the file, the line and the key.
@@ -192,7 +213,7 @@ func sweepPlan(file *experiment.File, l *located, cmd string) (bench.WorkloadPla
 		return bench.WorkloadPlan{}, nil, err
 	}
 	if err := f.check(fs); err != nil {
-		return bench.WorkloadPlan{}, nil, usagef("%s: %s: %v", file.Path, cmd, err)
+		return bench.WorkloadPlan{}, nil, l.locate(file, cmd, err)
 	}
 	if cmd == "soak" && (len(f.conc) > 1 || len(f.rates) > 1) {
 		return bench.WorkloadPlan{}, nil, usagef("%s:%d: soak: one level: give one concurrency", file.Path, file.Line("soak"))
@@ -233,7 +254,7 @@ func overheadPlan(file *experiment.File) (*bench.OverheadConfig, error) {
 		return nil, err
 	}
 	if err := f.check(fs); err != nil {
-		return nil, usagef("%s: overhead: %v", file.Path, err)
+		return nil, l.locate(file, "overhead", err)
 	}
 	if f.endpoint == "chat" {
 		return nil, usagef("%s:%d: overhead.endpoint: names the raw endpoint to compare with chat", file.Path, file.Line("overhead.endpoint"))
@@ -266,4 +287,77 @@ func experimentBaseline(ctx context.Context, f *experiment.File) (*baseline.Base
 		return found, nil
 	}
 	return nil, usagef("%s:%d: baseline.name: no baseline %q (tokperf baselines lists them)", f.Path, f.Line("baseline.name"), b.Name)
+}
+
+func init() {
+	h := commandHelp["experiment"]
+	h.summary += experimentKeysHelp()
+	commandHelp["experiment"] = h
+}
+
+// experimentKeysHelp lists every key of an experiment file, and the flags
+// each block of sweep keys takes, by the names --config accepts.
+func experimentKeysHelp() string {
+	flags := func(cmd string) string {
+		fs := newFlags(cmd)
+		var f loadFlags
+		f.register(fs, cmd)
+		var names []string
+		fs.VisitAll(func(fl *pflag.Flag) {
+			if _, not := notExperimentKeys[fl.Name]; !not && fl.Name != "config" && !fl.Hidden {
+				names = append(names, fl.Name)
+			}
+		})
+		return wrapWords(strings.Join(names, ", "), 96, "    ")
+	}
+	return `
+
+The file's keys (snake or kebab case alike, as in --config: input_tokens is input-tokens):
+  configs:               the server configurations, started one at a time, in order; each has
+    name, command (program and arguments), shell (run command with sh -c), env, dir,
+    url (where it answers), ready_timeout_s (default 600), grace_s (SIGTERM to SIGKILL, default 10),
+    sweep                its own sweep keys, over the file's (a seed, --extra-body for this server)
+  sweep: (or defaults:)  the sweep every configuration runs: the flags of tokperf sweep by their
+                         long names, e.g. concurrency: [1, 32], output_tokens: 100, seed: 7
+                         (default seed 1: every configuration is sent the same prompts);
+                         max_stage_s: 10 is max_stage_time: 10s
+  workloads:             two or more named workloads swept on each configuration (representative?):
+                         each a name, then sweep keys over the sweep's, e.g. dataset: FILE
+  overhead:              the paired raw-vs-chat measurement on each configuration: the flags of
+                         tokperf overhead (default concurrency 1,8,32, output_tokens 200)
+  soak:                  one level in time slices on each configuration (stable?): the flags of
+                         tokperf soak (concurrency, duration, slice), over the sweep's workload keys
+  baseline:              compared with each configuration (fair?): name (tokperf baselines lists
+                         them) or file (another tool's result file), baselines (your own YAML),
+                         gpus and gpu (behind each configuration), claim (a ratio to check, 3x)
+  check:                 mode (required: a failure stops that configuration; report: shown, nothing
+                         stops), smoke (sensible output, determinism; default true), accuracy (the
+                         questions; default true), questions (default 20), min_accuracy (default
+                         0.9), skip (no check)
+  repeat:                run each sweep N times, levels interleaved in one server life, or with
+  restart_between_repeats: true, the configurations in turn (A B A B), each on a fresh server
+Each configuration: start, ready, check, each workload's sweep, overhead, soak, stop, port free;
+then the comparison and the four verdicts: representative, configurations (does MTP help?),
+fair, stable.
+
+Sweep keys (and a workload's, a configuration's sweep:):
+` + flags("sweep") + `
+Overhead keys:
+` + flags("overhead") + `
+Soak keys:
+` + flags("soak")
+}
+
+// wrapWords wraps a comma-separated list at width, each line indented.
+func wrapWords(s string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(s) {
+		if len(line)+len(w)+1 > width && line != indent {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += w + " "
+	}
+	return b.String() + strings.TrimRight(line, " ")
 }
