@@ -230,7 +230,11 @@ func experimentConfigLines(e *analyze.Experiment, o analyze.ExperimentConfig) []
 		out = append(out, "logs: "+strings.Join(o.Logs, ", "))
 	}
 	if o.CheckFailed && o.OK {
-		out = append(out, "check FAILED (check mode report: measured and compared all the same): "+strings.Join(o.Check.Failures, "; "))
+		why := ""
+		if o.Check != nil {
+			why = ": " + strings.Join(o.Check.Failures, "; ")
+		}
+		out = append(out, "check FAILED (check mode report: measured and compared all the same)"+why)
 	}
 	for _, wl := range o.Workloads {
 		if wl.Run == nil {

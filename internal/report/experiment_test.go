@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+)
+
+// The four verdicts end every experiment, in every format: one line each
+// in text, Markdown and HTML, numbers in the JSON.
+func TestExperimentVerdictsInEveryFormat(t *testing.T) {
+	a, b := keep(run()), keep(run())
+	e := &analyze.Experiment{Schema: analyze.ExperimentSchema, Workloads: []string{"synthetic", "sharegpt"}, Asked: analyze.ExperimentAsked{Soak: true},
+		Configs: []analyze.ExperimentConfig{
+			{Name: "seed", OK: true, Run: a, Seeds: []int64{7}, Workloads: []analyze.WorkloadRun{{Name: "synthetic", Run: a}, {Name: "sharegpt", Run: b}}},
+			{Name: "seed-mtp", OK: true, Run: b, Seeds: []int64{7}, CheckFailed: true},
+		}}
+	e.CompareConfigs([]int{1, 2})
+	v := e.ComputeVerdicts()
+	v.Fair.Withhold("a stage it rests on was measured on a starved simulator")
+	lines := []string{v.Representative.Line(), v.Configurations.Line(), v.Fair.Line(), v.Stable.Line()}
+	for _, want := range []string{"representative: ", "configurations: seed-mtp / seed aggregate tok/s: C=1 ", "fair: withheld — a stage", "stable: not measured — seed: not measured (the soak did not run)"} {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, want)
+		}
+		if !found {
+			t.Errorf("no verdict line starts with %q: %q", want, lines)
+		}
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		var out bytes.Buffer
+		if err := Render(&out, format, e); err != nil {
+			t.Fatal(err)
+		}
+		page := out.String()
+		if format == "html" {
+			page = strings.NewReplacer("&amp;", "&", "&#39;", "'", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#34;", `"`).Replace(page)
+		}
+		for _, l := range lines {
+			if format == "markdown" {
+				l = mdEscape(l)
+			}
+			if !strings.Contains(page, l) {
+				t.Errorf("%s lacks the verdict %q", format, l)
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := Render(&out, "json", e); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verdicts map[string]struct {
+			Answer, Withheld string
+			RestsOn          []string `json:"rests_on"`
+			Figures          []struct {
+				Value  float64
+				Lo, Hi *float64
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Verdicts["configurations"]
+	if len(got.Verdicts) != 4 || len(c.Figures) != 2 || c.Figures[0].Lo == nil || c.Figures[0].Hi == nil || got.Verdicts["fair"].Withheld == "" || len(c.RestsOn) != 2 {
+		t.Errorf("json verdicts: %s", out.String())
+	}
+}
