@@ -21,7 +21,7 @@ import (
 // registerConfig adds --config, whose YAML file sets the flags the
 // command line leaves unset.
 func registerConfig(fs *flagSet, path *string) {
-	fs.StringVar(path, "config", "", "a YAML file of flags, by their long names, kebab or snake case (concurrency: [1, 8], input_tokens: 512, timeout: 5m); flags given on the command line win")
+	fs.StringVar(path, "config", "", "a YAML file of flags, by their long names (concurrency: [1, 8], timeout: 5m); flags given on the command line win")
 }
 
 // maxConfigSize bounds a --config file: a few KB is a long one.

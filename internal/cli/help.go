@@ -62,7 +62,7 @@ give four verdicts: representative, configurations (does MTP help?), fair, stabl
 The guide with a worked example: docs/experiments.md.`,
 		examples: `  tokperf experiment examples/seed-loop.yaml     # the seed's whole loop on the simulator
   tokperf experiment examples/mtp-ab.yaml        # an A/B of two simulated servers
-  tokperf experiment examples/two-servers.yaml --format html -o ab > ab.html`,
+  tokperf experiment examples/two-servers.yaml -o two-servers --format json`,
 	},
 	"report": {
 		usage: "report FILE... [flags]",

@@ -247,6 +247,11 @@ func experimentConfigLines(e *analyze.Experiment, o analyze.ExperimentConfig) []
 			}
 		}
 		out = append(out, fmt.Sprintf("workload %s: aggregate tok/s %s (%s)", wl.Name, strings.Join(lv, ", "), wl.Result))
+		if len(o.Workloads) > 1 && wl.Run != o.Run {
+			for _, l := range RepeatLines(wl.Run) {
+				out = append(out, "workload "+wl.Name+": "+l)
+			}
+		}
 	}
 	if ov := o.Overhead; ov != nil {
 		for _, l := range ov.Levels {
