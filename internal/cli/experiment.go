@@ -190,7 +190,7 @@ func experimentPlan(ctx context.Context, f *experiment.File) (*bench.ExperimentP
 			cp.Soak = &wp
 		}
 		if f.Overhead != nil {
-			oc, err := overheadPlan(f)
+			oc, err := overheadPlan(f, c, at)
 			if err != nil {
 				return nil, err
 			}
@@ -241,14 +241,26 @@ func sweepPlan(file *experiment.File, l *located, cmd string) (bench.WorkloadPla
 	return bench.WorkloadPlan{Seed: f.seed, Build: build}, f.conc, nil
 }
 
-// overheadPlan is the overhead section as tokperf overhead's flags.
-func overheadPlan(file *experiment.File) (*bench.OverheadConfig, error) {
+// overheadPlan is the overhead section as tokperf overhead's flags, over
+// the sweep's and the configuration's keys that overhead takes (headers,
+// extra body, lengths), but not their load or their endpoint.
+func overheadPlan(file *experiment.File, c experiment.Config, at string) (*bench.OverheadConfig, error) {
 	fs := newFlags("overhead")
 	var f loadFlags
 	f.register(fs, "overhead")
 	f.outputTokens.Set("200")
 	f.conc.Set("1,8,32")
+	skip := append([]string{"endpoint"}, loadKeys...)
+	for _, keys := range []experiment.Keys{file.Sweep, c.Sweep} {
+		for k := range keys {
+			if fs.Lookup(keyName(k)) == nil {
+				skip = append(skip, keyName(k))
+			}
+		}
+	}
 	var l located
+	l.layer(file.Sweep, file.SweepAt, skip...)
+	l.layer(c.Sweep, at, skip...)
 	l.layer(file.Overhead, "overhead")
 	if err := l.apply(fs, file); err != nil {
 		return nil, err

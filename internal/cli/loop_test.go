@@ -196,7 +196,7 @@ func TestExperimentKeys(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(pkgDir, "..", "workload", "testdata", "sharegpt.json")
 	head := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\n    sweep:\n      seed: 9\n      extra-body: {top_p: 0.5}\n  - name: b\n    command: [x]\n    url: http://127.0.0.1:2\n"
-	good := head + "defaults:\n  concurrency: [2, 8]\n  output_tokens: 30\n  max_stage_s: 4\n  ignore_eos: false\nworkloads:\n  - name: words\n  - name: sharegpt\n    dataset: " + data + "\n    output-tokens: 40\n"
+	good := head + "defaults:\n  concurrency: [2, 8]\n  output_tokens: 30\n  max_stage_s: 4\n  ignore_eos: false\nworkloads:\n  - name: words\n  - name: sharegpt\n    dataset: " + data + "\n    output-tokens: 40\noverhead:\n  concurrency: [1]\n"
 	f, err := experiment.Parse(filepath.Join(dir, "x.yaml"), []byte(good))
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +207,11 @@ func TestExperimentKeys(t *testing.T) {
 	}
 	if !reflect.DeepEqual(plan.Levels, []int{2, 8}) || len(plan.Configs) != 2 {
 		t.Fatalf("levels %v, %d configurations", plan.Levels, len(plan.Configs))
+	}
+	// The overhead takes the sweep's lengths and the configuration's extra
+	// body, its own levels, and neither the sweep's levels nor its endpoint.
+	if o := plan.Configs[0].Overhead; o == nil || !reflect.DeepEqual(o.Levels, []int{1}) || o.Workload.OutputTokens != 30 || len(o.Target.ExtraBody) != 1 || o.Workload.Seed != 9 {
+		t.Errorf("overhead %+v", o)
 	}
 	for _, tc := range []struct {
 		name     string
