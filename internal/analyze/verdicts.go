@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/baseline"
@@ -158,8 +160,9 @@ func (e *Experiment) representative() LoopVerdict {
 					r  *Run
 				}{{base.Name, &sa, base.Run}, {w.Name, sb, w.Run}} {
 					f := VerdictFigure{Config: c.Name, Workload: x.wl, Concurrency: sa.Concurrency, Name: "aggregate_tok_s", Value: x.st.AggregateTokS}
+					f.Lo, f.Hi = aggregateCI(x.st)
 					if rep := repeatOf(x.r, sa.Concurrency); rep != nil {
-						f.Lo, f.Hi = rep.Lo, rep.Hi
+						f.Lo, f.Hi = rep.Lo, rep.Hi // the spread across repeats says more
 					}
 					v.Figures = append(v.Figures, f)
 				}
@@ -171,7 +174,7 @@ func (e *Experiment) representative() LoopVerdict {
 					mark = "significant"
 					differ = true
 				}
-				top = fmt.Sprintf("C=%d %s %.1f vs %s %.1f tok/s = %s, %s", sa.Concurrency, w.Name, sb.AggregateTokS, base.Name, sa.AggregateTokS, ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)), mark)
+				top = fmt.Sprintf("C=%d %s %s vs %s %s tok/s = %s, %s", sa.Concurrency, w.Name, aggText(sb), base.Name, aggText(&sa), ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)), mark)
 			}
 			if top == "" {
 				top = fmt.Sprintf("%s shares no level with %s", w.Name, base.Name)
@@ -195,6 +198,43 @@ func (e *Experiment) representative() LoopVerdict {
 		v.Text = "representative: no significant difference between the workloads — " + strings.Join(parts, "; ")
 	}
 	return v
+}
+
+// aggregateCI is a 95% interval of a stage's aggregate tok/s: the
+// bootstrap over its requests of the Little's-law estimate (Σ tokens /
+// Σ latency), scaled onto the measured aggregate, as Pair's interval of a
+// ratio is; seeded by the level, so it is reproducible. Nil without samples.
+func aggregateCI(s *Stage) (lo, hi *float64) {
+	if s.samples == nil || len(s.samples.Pairs) < 2 {
+		return nil, nil
+	}
+	ps := s.samples.Pairs
+	est := ratioOfSums(ps)
+	if !(est > 0) {
+		return nil, nil
+	}
+	r := rand.New(rand.NewPCG(uint64(s.Concurrency), 0xa99))
+	const reps = 1000
+	xs := make([]float64, reps)
+	for i := range xs {
+		var x, y float64
+		for range ps {
+			p := ps[r.IntN(len(ps))]
+			x, y = x+p[0], y+p[1]
+		}
+		xs[i] = x / y * s.AggregateTokS / est
+	}
+	slices.Sort(xs)
+	return finite(xs[reps*25/1000]), finite(xs[reps*975/1000-1])
+}
+
+// aggText is a stage's aggregate with its interval: "1452.4 [1401.2, 1503.9]".
+func aggText(s *Stage) string {
+	lo, hi := aggregateCI(s)
+	if lo == nil || hi == nil {
+		return fmt.Sprintf("%.1f", s.AggregateTokS)
+	}
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", s.AggregateTokS, *lo, *hi)
 }
 
 // repeatOf is the aggregate's figure across repeats at level c, if the

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -111,6 +112,20 @@ func TestVerdictRepresentative(t *testing.T) {
 	want := share.Stages[1].AggregateTokS / syn.Stages[1].AggregateTokS
 	if ratio32 == nil || math.Abs(ratio32.Value-want) > 1e-12 || *ratio32.Hi >= 1 {
 		t.Errorf("C=32 ratio %+v, want %.3f with its interval below 1", ratio32, want)
+	}
+	// Each workload's headline has its interval, around it, and the two
+	// intervals at C=32 do not overlap (their requests differ by a third).
+	agg := map[string]VerdictFigure{}
+	for _, f := range v.Figures {
+		if f.Name == "aggregate_tok_s" {
+			if f.Lo == nil || f.Hi == nil || !(*f.Lo < f.Value && f.Value < *f.Hi) {
+				t.Errorf("%+v: want an interval around the value", f)
+			}
+			agg[fmt.Sprint(f.Workload, f.Concurrency)] = f
+		}
+	}
+	if a, b := agg["synthetic32"], agg["sharegpt32"]; a.Lo == nil || b.Hi == nil || *b.Hi >= *a.Lo {
+		t.Errorf("C=32 intervals overlap: %+v %+v", a, b)
 	}
 	// The same workload twice: no significant difference.
 	e.Configs[0].Workloads[1].Run = runOf(levels, []float64{50, 20}, 1)

@@ -336,7 +336,8 @@ The file's keys (snake or kebab case alike, as in --config: input_tokens is inpu
   workloads:             two or more named workloads swept on each configuration (representative?):
                          each a name, then sweep keys over the sweep's, e.g. dataset: FILE
   overhead:              the paired raw-vs-chat measurement on each configuration: the flags of
-                         tokperf overhead (default concurrency 1,8,32, output_tokens 200)
+                         tokperf overhead (default concurrency 1,8,32, output_tokens 200), over
+                         the sweep's keys it takes but their load and endpoint
   soak:                  one level in time slices on each configuration (stable?): the flags of
                          tokperf soak (concurrency, duration, slice), over the sweep's workload keys
   baseline:              compared with each configuration (fair?): name (tokperf baselines lists
