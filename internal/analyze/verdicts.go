@@ -90,6 +90,9 @@ func (e *Experiment) ComputeVerdicts() *Verdicts {
 		if x.RestsOn == nil {
 			x.RestsOn = []string{}
 		}
+		// A figure with no finite value (a stage with nothing finished)
+		// is left out: JSON has no NaN.
+		x.Figures = slices.DeleteFunc(x.Figures, func(f VerdictFigure) bool { return finite(f.Value) == nil })
 	}
 	e.Verdicts = v
 	return v

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -188,5 +189,28 @@ func TestBaselineOfRun(t *testing.T) {
 	b := BaselineOfRun("g.json", r)
 	if len(b.Points) != 2 || b.Points[1].AggregateTokS != r.Stages[1].AggregateTokS || b.GPUs != 8 || b.InputTokens != 512 || b.Model != "m" {
 		t.Errorf("%+v", b)
+	}
+}
+
+// A stage in which nothing finished has no ratio to give: the verdicts
+// still marshal (JSON has no NaN) and say what they could.
+func TestVerdictsOfAnEmptyStage(t *testing.T) {
+	levels := []int{1, 4}
+	a, b := runOf(levels, []float64{50, 40}, 1), runOf(levels, []float64{50, 40}, 2)
+	a.Stages[1] = Stage{Stage: summary.Stage{Concurrency: 4}}
+	e := &Experiment{Workloads: []string{"x", "y"}, Configs: []ExperimentConfig{
+		{Name: "a", OK: true, Run: a, Workloads: []WorkloadRun{{Name: "x", Run: a}, {Name: "y", Run: b}}},
+		{Name: "b", OK: true, Run: b}}}
+	e.CompareConfigs(levels)
+	e.ComputeVerdicts()
+	if _, err := json.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range e.Verdicts.All() {
+		for _, f := range v.Figures {
+			if math.IsNaN(f.Value) || math.IsInf(f.Value, 0) {
+				t.Errorf("%s: %+v", v.Question, f)
+			}
+		}
 	}
 }
