@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,5 +72,23 @@ func TestExperimentVerdictsInEveryFormat(t *testing.T) {
 	c := got.Verdicts["configurations"]
 	if len(got.Verdicts) != 4 || len(c.Figures) != 2 || c.Figures[0].Lo == nil || c.Figures[0].Hi == nil || got.Verdicts["fair"].Withheld == "" || len(c.RestsOn) != 2 {
 		t.Errorf("json verdicts: %s", out.String())
+	}
+}
+
+// docs/JSON.md names every field of an experiment's verdicts.
+func TestExperimentVerdictFieldsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JSON.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## An experiment")
+	for _, ty := range []reflect.Type{reflect.TypeFor[analyze.Verdicts](), reflect.TypeFor[analyze.LoopVerdict](), reflect.TypeFor[analyze.VerdictFigure](),
+		reflect.TypeFor[analyze.ExperimentAsked](), reflect.TypeFor[analyze.WorkloadRun](), reflect.TypeFor[analyze.ExperimentConfig](), reflect.TypeFor[analyze.ExperimentCell](), reflect.TypeFor[analyze.ExperimentLevel]()} {
+		for i := range ty.NumField() {
+			name := strings.Split(ty.Field(i).Tag.Get("json"), ",")[0]
+			if name != "" && name != "-" && !strings.Contains(section, `"`+name+`"`) && !strings.Contains(section, "`"+name+"`") {
+				t.Errorf("docs/JSON.md's experiment section does not name %s.%s", ty.Name(), name)
+			}
+		}
 	}
 }
