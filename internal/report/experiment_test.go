@@ -92,3 +92,25 @@ func TestExperimentVerdictFieldsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// A repeated configuration shows the spread across its repeats, for every
+// figure, every repeat's log and its seeds.
+func TestExperimentRepeatsShown(t *testing.T) {
+	r := keep(run())
+	lo, hi, cv := 90.0, 110.0, 0.05
+	r.Repeats = []analyze.Repeats{{Label: "C=1", Concurrency: 1, N: 2, Figures: []analyze.RepeatFigure{
+		{Name: "aggregate tok/s", Field: "aggregate_tok_s", Values: []float64{95, 105}, Mean: 100, Lo: &lo, Hi: &hi, CV: &cv},
+		{Name: "TTFT p50 ms", Field: "ttft_p50_ms", Values: []float64{9, 11}, Mean: 10, Lo: &lo, Hi: &hi, CV: &cv}}}}
+	e := &analyze.Experiment{Configs: []analyze.ExperimentConfig{{Name: "a", OK: true, Run: r, Seeds: []int64{1, 7920}, Logs: []string{"a-r1.log", "a-r2.log"}}}}
+	e.CompareConfigs([]int{1, 2})
+	e.ComputeVerdicts()
+	var out bytes.Buffer
+	if err := Render(&out, "text", e); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"repeats C=1 (2, mean [95% interval]): aggregate tok/s 100.0 [90.0, 110.0] CV 5.0%; TTFT p50 ms 10.0", "logs: a-r1.log, a-r2.log", "seed 1, 7920"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+}
