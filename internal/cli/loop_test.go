@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/experiment"
 )
 
@@ -337,5 +339,34 @@ func TestConfigSnakeCase(t *testing.T) {
 	out, errw, code := runCLI(t, "config", "print", "--config", path)
 	if code != 0 || !strings.Contains(out, "\ninput-tokens: 512\n") || !strings.Contains(out, "\nmax-stage-time: 5s\n") {
 		t.Errorf("exit %d: %s\n%s", code, out, errw)
+	}
+}
+
+// baseline: file: makes another tool's result file the baseline, its
+// closed-loop levels the points compared.
+func TestExperimentBaselineFile(t *testing.T) {
+	file := filepath.Join(pkgDir, "..", "foreign", "testdata", "guidellm-benchmarks.json")
+	yaml := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\nbaseline:\n  file: " + file + "\n"
+	f, err := experiment.Parse("x.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := experimentPlan(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := bench.ReadRun(context.Background(), file, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := plan.Baseline
+	if b == nil || b.Name != file || len(b.Points) == 0 {
+		t.Fatalf("baseline %+v", b)
+	}
+	for _, p := range b.Points {
+		st := run.Find(analyze.StageKey{Concurrency: p.Concurrency})
+		if st == nil || st.AggregateTokS != p.AggregateTokS {
+			t.Errorf("point %+v: the file's stage %+v", p, st)
+		}
 	}
 }
