@@ -21,6 +21,25 @@ type Experiment struct {
 	// ChecksSkipped says the correctness checks were not run (skip: true):
 	// "passed" then means only that the sweep ran.
 	ChecksSkipped bool `json:"checks_skipped,omitempty"`
+	// CheckMode is required (a failed check stops a configuration) or
+	// report (it is shown and nothing stops).
+	CheckMode string `json:"check_mode,omitempty"`
+	// Workloads are the names of the workloads swept on each
+	// configuration, in file order (empty: the sweep's own, one).
+	Workloads []string `json:"workloads,omitempty"`
+	// Asked says which optional parts of the loop the file asked for.
+	Asked ExperimentAsked `json:"asked"`
+	// Verdicts are the loop's four answers (Verdicts computes them).
+	Verdicts *Verdicts `json:"verdicts,omitempty"`
+}
+
+// ExperimentAsked is which optional sections an experiment file gave.
+type ExperimentAsked struct {
+	Overhead bool   `json:"overhead"`
+	Soak     bool   `json:"soak"`
+	Baseline string `json:"baseline,omitempty"` // its name or file
+	Repeat   int    `json:"repeat,omitempty"`
+	Restart  bool   `json:"restart,omitempty"`
 }
 
 // ExperimentConfig is one configuration's outcome.
@@ -35,8 +54,35 @@ type ExperimentConfig struct {
 	Released string  `json:"released,omitempty"`
 	// Check is its correctness check (nil when skipped or not reached).
 	Check *check.Result `json:"check,omitempty"`
-	// Run is its sweep (nil when it failed before one finished).
+	// CheckFailed says its check failed; in report mode the
+	// configuration is compared all the same.
+	CheckFailed bool `json:"check_failed,omitempty"`
+	// Run is its sweep (nil when it failed before one finished): the
+	// first workload's, when there are several.
 	Run *Run `json:"run,omitempty"`
+	// Seeds are the seed of its prompts and arrivals in each repeat (one
+	// without repeats), and Logs every repeat's server log.
+	Seeds []int64  `json:"seeds,omitempty"`
+	Logs  []string `json:"logs,omitempty"`
+	// Workloads are its sweeps, one per named workload, in file order.
+	Workloads []WorkloadRun `json:"workloads,omitempty"`
+	// Overhead is its raw-vs-chat measurement, Soak its long sliced stage
+	// and Baseline its comparison with the file's baseline (nil: not
+	// asked or not reached); Problems say what went wrong with them
+	// without failing the configuration.
+	Overhead   *Overhead           `json:"overhead,omitempty"`
+	Soak       *Run                `json:"soak,omitempty"`
+	SoakResult string              `json:"soak_result,omitempty"`
+	Baseline   *BaselineComparison `json:"baseline,omitempty"`
+	Problems   []string            `json:"problems,omitempty"`
+}
+
+// WorkloadRun is one named workload's sweep on a configuration.
+type WorkloadRun struct {
+	Name   string `json:"name"`
+	Result string `json:"result,omitempty"`
+	Run    *Run   `json:"run,omitempty"`
+	Reason string `json:"reason,omitempty"` // why it has no run
 }
 
 // ExperimentLevel is one concurrency level across the configurations.
@@ -53,8 +99,13 @@ type ExperimentCell struct {
 	Failed        bool     `json:"failed"`
 	AggregateTokS float64  `json:"aggregate_tok_s"`
 	Ratio         *float64 `json:"ratio,omitempty"` // to the base, where significant
-	Significant   bool     `json:"significant"`
-	Base          bool     `json:"base"` // this cell is the base of its level
+	// Of is the ratio to the base whether or not it is significant, with
+	// the 95% interval (bootstrap over requests).
+	Of          *float64 `json:"ratio_all,omitempty"`
+	Lo          *float64 `json:"ratio_lo,omitempty"`
+	Hi          *float64 `json:"ratio_hi,omitempty"`
+	Significant bool     `json:"significant"`
+	Base        bool     `json:"base"` // this cell is the base of its level
 }
 
 // CompareConfigs fills the experiment's levels: each configuration that
@@ -64,7 +115,7 @@ type ExperimentCell struct {
 func (e *Experiment) CompareConfigs(levels []int) {
 	e.Levels, e.Passed, e.Base = nil, 0, ""
 	for _, c := range e.Configs {
-		if c.OK {
+		if c.OK && c.Run != nil {
 			e.Passed++
 			if e.Base == "" {
 				e.Base = c.Name
@@ -75,7 +126,7 @@ func (e *Experiment) CompareConfigs(levels []int) {
 		lv := ExperimentLevel{C: c}
 		var base *Stage
 		for _, cfg := range e.Configs {
-			if !cfg.OK {
+			if !cfg.OK || cfg.Run == nil {
 				lv.Cells = append(lv.Cells, ExperimentCell{Failed: true})
 				continue
 			}
@@ -89,6 +140,7 @@ func (e *Experiment) CompareConfigs(levels []int) {
 			} else if st != nil {
 				m := Pair(base, st)[0]
 				cell.Significant = m.Significant
+				cell.Of, cell.Lo, cell.Hi = finite(m.Ratio), finite(m.Lo), finite(m.Hi)
 				if m.Significant {
 					cell.Ratio = &m.Ratio
 				}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/baseline"
 	"github.com/tokperf/tokperf/internal/check"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/experiment"
@@ -33,15 +35,60 @@ func DefaultLoad(levels []int) Load {
 	return Load{Concurrency: levels, Arrival: "poisson", Warmup: -1, Timeout: DefaultTimeout, Seed: 1, MaxConcurrency: 1024}
 }
 
-// Experiment takes each configuration of f from start to stop: start its
-// command, wait until it is ready (health, models and a first generation),
-// check it answers correctly, sweep it, stop its process group and free its
-// port; then compares those that passed. Logs and result files go to dir.
-func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (*analyze.Experiment, error) {
+// ExperimentPlan is an experiment file with its sweeps built: the command
+// line turns the file's keys into sweep, overhead and soak configurations
+// the way it turns flags, and hands them here.
+type ExperimentPlan struct {
+	File *experiment.File
+	// Configs[i] is what runs on the file's configuration i.
+	Configs []ConfigPlan
+	// Levels are the comparison's concurrency levels.
+	Levels []int
+	// Baseline, when set, is compared with each configuration's run
+	// (a published one, or another tool's run made into one).
+	Baseline *baseline.Baseline
+}
+
+// ConfigPlan is what runs on one configuration, within one server life.
+type ConfigPlan struct {
+	// Workloads are its sweeps: one (named "") without workloads: in the
+	// file, else one per named workload.
+	Workloads []WorkloadPlan
+	Overhead  *OverheadConfig // nil: not asked
+	Soak      *WorkloadPlan   // nil: not asked
+}
+
+// WorkloadPlan is one sweep, built for a seed (each repeat on a restarted
+// server has its own).
+type WorkloadPlan struct {
+	Name  string
+	Seed  int64
+	Build func(seed int64) (SweepConfig, error)
+}
+
+// RepeatSeed is the seed of repeat r of a sweep seeded with seed: the
+// first repeat keeps it.
+func RepeatSeed(seed int64, r int) int64 { return seed + int64(r)*7919 }
+
+// Experiment takes each configuration of the plan from start to stop:
+// start its command, wait until it is ready (health, models and a first
+// generation), check it answers correctly, sweep each workload, measure
+// the chat API's overhead, soak it, stop its process group and free its
+// port; then compares those that passed and gives the four verdicts. Logs
+// and result files go to dir.
+func Experiment(ctx context.Context, plan *ExperimentPlan, dir string, env *Env) (*analyze.Experiment, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	res := &analyze.Experiment{Schema: analyze.ExperimentSchema, ChecksSkipped: f.Check.Skip}
+	f := plan.File
+	res := &analyze.Experiment{Schema: analyze.ExperimentSchema, ChecksSkipped: f.Check.Skip, CheckMode: f.Check.Mode,
+		Asked: analyze.ExperimentAsked{Overhead: f.Overhead != nil, Soak: f.Soak != nil, Repeat: f.Repeat, Restart: f.Restart}}
+	if b := f.Baseline; b != nil {
+		res.Asked.Baseline = firstNonEmpty(b.Name, b.File)
+	}
+	for _, w := range f.Workloads {
+		res.Workloads = append(res.Workloads, experiment.WorkloadName(w))
+	}
 	rounds := 1
 	if f.Restart {
 		rounds = f.Repeat // A B A B …, each on a fresh server
@@ -57,7 +104,7 @@ func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (
 			} else {
 				fmt.Fprintf(env.progress(), "== %s\n", c.Name)
 			}
-			o := runConfig(ctx, f, c, dir, r, env)
+			o := runConfig(ctx, f, c, plan.Configs[i], dir, r, rounds, env)
 			if !o.OK && o.Log != "" {
 				o.LogTail = experiment.Tail(o.Log, 8)
 			}
@@ -72,36 +119,66 @@ func Experiment(ctx context.Context, f *experiment.File, dir string, env *Env) (
 		if len(outs) > 1 {
 			o = joinRepeats(ctx, outs)
 		}
+		if len(f.Workloads) == 0 {
+			o.Workloads = nil // one sweep: its run says it all
+		}
+		if plan.Baseline != nil && o.OK && o.Run != nil {
+			gpus, gpu, claim := f.Baseline.GPUs, f.Baseline.GPU, f.Baseline.Claim
+			if b, err := analyze.AgainstBaselineRun(o.Run, plan.Baseline, gpus, gpu, claim); err != nil {
+				o.Problems = append(o.Problems, "baseline: "+err.Error())
+			} else {
+				o.Baseline = b
+			}
+		}
 		res.Configs = append(res.Configs, o)
 	}
-	res.CompareConfigs(f.Sweep.Concurrency)
+	res.CompareConfigs(plan.Levels)
+	res.ComputeVerdicts()
 	return res, nil
 }
 
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 // joinRepeats is one configuration's outcome over its restarted repeats:
-// ok when every repeat was, its run the repeats' files folded as repeats
-// of one run.
+// ok when every repeat was, each workload's run the repeats' files folded
+// as repeats of one run; every repeat's log and seed are kept.
 func joinRepeats(ctx context.Context, outs []analyze.ExperimentConfig) analyze.ExperimentConfig {
-	o := outs[len(outs)-1]
-	var files, reasons []string
+	o := outs[0]
+	o.Logs, o.Seeds = nil, nil
+	var reasons []string
 	for i, r := range outs {
+		o.Logs = append(o.Logs, r.Logs...)
+		o.Seeds = append(o.Seeds, r.Seeds...)
+		o.CheckFailed = o.CheckFailed || r.CheckFailed
+		o.StoppedS = max(o.StoppedS, r.StoppedS)
 		if !r.OK {
 			reasons = append(reasons, fmt.Sprintf("repeat %d: %s", i+1, r.Reason))
-			continue
 		}
-		files = append(files, r.Result)
 	}
-	o.Result = strings.Join(files, ", ")
+	o.Log = outs[len(outs)-1].Log
 	o.OK, o.Reason, o.Run = false, strings.Join(reasons, "; "), nil
 	if len(reasons) > 0 {
+		o.Workloads = nil
 		return o
 	}
-	run, err := ReadRepeats(ctx, files, true)
-	if err != nil {
-		o.Reason = err.Error()
-		return o
+	for w := range o.Workloads {
+		var files []string
+		for _, r := range outs {
+			files = append(files, r.Workloads[w].Result)
+		}
+		run, err := ReadRepeats(ctx, files, true)
+		if err != nil {
+			o.Reason = err.Error()
+			return o
+		}
+		o.Workloads[w] = analyze.WorkloadRun{Name: o.Workloads[w].Name, Result: strings.Join(files, ", "), Run: run}
 	}
-	o.Run, o.OK = run, true
+	o.Run, o.Result, o.OK = o.Workloads[0].Run, o.Workloads[0].Result, true
 	return o
 }
 
@@ -160,16 +237,20 @@ func ReadRepeats(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 
 // runConfig takes one configuration from start to stop; whatever happens,
 // its process group is stopped and its port freed before it returns.
-func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir string, repeat int, env *Env) (o analyze.ExperimentConfig) {
+func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, plan ConfigPlan, dir string, repeat, rounds int, env *Env) (o analyze.ExperimentConfig) {
 	o = analyze.ExperimentConfig{Name: c.Name}
 	progress := env.progress()
 	baseline, gpus := experiment.GPUMemory()
-	p, err := experiment.Start(c, dir)
+	stem := safeName(c.Name)
+	if rounds > 1 {
+		stem = fmt.Sprintf("%s-r%d", stem, repeat+1)
+	}
+	p, err := experiment.StartLogged(c, filepath.Join(dir, stem+".log"))
 	if err != nil {
 		o.Reason = err.Error()
 		return o
 	}
-	o.Log = p.Log
+	o.Log, o.Logs = p.Log, []string{p.Log}
 	defer func() {
 		o.StoppedS = p.Stop(time.Duration(c.GraceS * float64(time.Second))).Seconds()
 		if err := experiment.PortFree(c.URL, 30*time.Second); err != nil {
@@ -184,6 +265,48 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 			}
 		}
 	}()
+	if reason := ready(ctx, c, p, progress); reason != "" {
+		o.Reason = reason
+		return o
+	}
+	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial}
+	if reason := runCheck(ctx, f, c, dir, stem, quiet, progress, &o); reason != "" {
+		o.Reason = reason
+		return o
+	}
+	for _, w := range plan.Workloads {
+		seed := RepeatSeed(w.Seed, repeat)
+		if w.Name == "" || len(o.Seeds) == 0 {
+			o.Seeds = append(o.Seeds, seed)
+		}
+		out := filepath.Join(dir, stem+".jsonl")
+		if w.Name != "" {
+			out = filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", stem, safeName(w.Name)))
+			fmt.Fprintf(progress, "workload %s (seed %d) ...\n", w.Name, seed)
+		}
+		run, reason := sweepOne(ctx, c, p, w, seed, out, f.Restart, f.Repeat, quiet)
+		if reason != "" {
+			o.Reason = reason
+			if w.Name != "" {
+				o.Reason = "workload " + w.Name + ": " + reason
+			}
+			return o
+		}
+		o.Workloads = append(o.Workloads, analyze.WorkloadRun{Name: w.Name, Result: out, Run: run})
+	}
+	if len(o.Workloads) > 0 {
+		o.Run, o.Result = o.Workloads[0].Run, o.Workloads[0].Result
+	}
+	if repeat == 0 {
+		extras(ctx, c, p, plan, dir, stem, quiet, progress, &o)
+	}
+	o.OK = true
+	return o
+}
+
+// ready waits until the configuration's server answers and generates, and
+// says why not ("" once it does).
+func ready(ctx context.Context, c experiment.Config, p *experiment.Process, progress io.Writer) string {
 	timeout := time.Duration(c.ReadyTimeoutS * float64(time.Second))
 	// Ready: /health and /v1/models answer, unless the process ends first.
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -197,12 +320,10 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 	took, err := backend.WaitReady(rctx, backend.NewClient(2, nil), c.URL, "", timeout)
 	cancel()
 	if exited, how := p.Exited(); exited {
-		o.Reason = "exited at start: " + how
-		return o
+		return "exited at start: " + how
 	}
 	if err != nil {
-		o.Reason = fmt.Sprintf("not ready after %.0f s", c.ReadyTimeoutS)
-		return o
+		return fmt.Sprintf("not ready after %.0f s", c.ReadyTimeoutS)
 	}
 	// Answering /health is not generating: wait for one 1-token generation
 	// too, as --wait-ready does.
@@ -216,62 +337,79 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 			more, err := FirstGeneration(ctx, b, timeout)
 			b.Close()
 			if err != nil {
-				o.Reason = "answered /health but never generated: " + oneLine(err)
-				return o
+				return "answered /health but never generated: " + oneLine(err)
 			}
 			took += more
 		}
 	}
 	fmt.Fprintf(progress, "ready after %.1f s (health, models and a first generation)\n", took.Seconds())
-	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial}
-	if !f.Check.Skip {
-		res, err := Check(ctx, CheckConfig{Target: Target{URL: c.URL}, Items: check.Items(1, f.Check.Questions), Concurrency: DefaultCheckConc,
-			MaxTokens: DefaultMaxTokens, MinAccuracy: f.Check.MinAccuracy, Seed: 1, Out: filepath.Join(dir, safeName(c.Name)+"-check.jsonl")}, quiet)
-		if err != nil {
-			o.Reason = "check: " + oneLine(err)
-			return o
-		}
-		o.Check = res
-		if a := res.Accuracy; a != nil {
-			fmt.Fprintf(progress, "accuracy %d of %d = %.1f%% (the threshold is %.0f%%)\n", a.Right, a.Total, 100*a.Share, 100*a.Threshold)
-		}
-		for _, line := range res.Failures {
-			fmt.Fprintln(progress, "FAIL "+line)
-		}
-		if !res.Passed {
-			o.Reason = "failed its correctness checks"
-			return o
+	return ""
+}
+
+// checkItems are the check's items as its switches ask: the smoke half
+// (sensible output, determinism) and the questions.
+func checkItems(ch experiment.Check) []check.Item {
+	var out []check.Item
+	for _, it := range check.Items(1, ch.Questions) {
+		if (it.Kind == "question" && ch.AccuracyOn()) || (it.Kind != "question" && ch.SmokeOn()) {
+			out = append(out, it)
 		}
 	}
-	o.Result = filepath.Join(dir, safeName(c.Name)+".jsonl")
-	s := f.Sweep
-	cfg := SweepConfig{Command: "sweep", Target: Target{URL: c.URL, Endpoint: s.Endpoint}, Load: DefaultLoad(s.Concurrency), Out: o.Result}
-	if f.Restart {
-		o.Result = filepath.Join(dir, fmt.Sprintf("%s-r%d.jsonl", safeName(c.Name), repeat+1))
-		cfg.Out = o.Result
-		cfg.Load.Seed += int64(repeat) * 7919
-	} else {
-		cfg.Load.Repeat = f.Repeat
+	return out
+}
+
+// runCheck runs the configuration's check and says why it stops there
+// ("" to go on: passed, skipped, or failed in report mode).
+func runCheck(ctx context.Context, f *experiment.File, c experiment.Config, dir, stem string, quiet *Env, progress io.Writer, o *analyze.ExperimentConfig) string {
+	items := checkItems(f.Check)
+	if f.Check.Skip || len(items) == 0 {
+		return ""
 	}
-	cfg.Workload.InputTokens, cfg.Workload.OutputTokens, cfg.Workload.IgnoreEOS, cfg.Workload.Seed = DefaultInputTokens, DefaultOutputTokens, true, 1
-	if s.Requests > 0 {
-		cfg.Load.Requests = s.Requests
+	minAcc := f.Check.MinAccuracy
+	if !f.Check.AccuracyOn() {
+		minAcc = 0
 	}
-	if s.MaxStageS > 0 {
-		cfg.Load.MaxStageTime = time.Duration(s.MaxStageS * float64(time.Second))
+	res, err := Check(ctx, CheckConfig{Target: Target{URL: c.URL}, Items: items, Concurrency: DefaultCheckConc,
+		MaxTokens: DefaultMaxTokens, MinAccuracy: minAcc, Seed: 1, Out: filepath.Join(dir, stem+"-check.jsonl")}, quiet)
+	if err != nil {
+		return "check: " + oneLine(err)
 	}
-	if s.InputTokens > 0 {
-		cfg.Workload.InputTokens = s.InputTokens
+	o.Check = res
+	if a := res.Accuracy; a != nil {
+		fmt.Fprintf(progress, "accuracy %d of %d = %.1f%% (the threshold is %.0f%%)\n", a.Right, a.Total, 100*a.Share, 100*a.Threshold)
 	}
-	if s.OutputTokens > 0 {
-		cfg.Workload.OutputTokens = s.OutputTokens
+	for _, line := range res.Failures {
+		fmt.Fprintln(progress, "FAIL "+line)
 	}
-	if s.IgnoreEOS != nil {
-		cfg.Workload.IgnoreEOS = *s.IgnoreEOS
+	if res.Passed {
+		return ""
+	}
+	o.CheckFailed = true
+	if f.Check.Report() {
+		fmt.Fprintln(progress, "the check failed; check mode is report: measured and compared all the same")
+		return ""
+	}
+	return "failed its correctness checks"
+}
+
+// sweepOne runs one workload's sweep on a started server and reads its run
+// back with its samples; the reason is why it has none.
+func sweepOne(ctx context.Context, c experiment.Config, p *experiment.Process, w WorkloadPlan, seed int64, out string, restart bool, repeat int, quiet *Env) (*analyze.Run, string) {
+	cfg, err := w.Build(seed)
+	if err != nil {
+		return nil, oneLine(err)
+	}
+	if cfg.Prompts != nil {
+		defer cfg.Prompts.Close()
+	}
+	cfg.Command, cfg.Out = "sweep", out
+	cfg.Target.URL = c.URL
+	if !restart && repeat > 1 {
+		cfg.Load.Repeat = repeat
 	}
 	_, err = Sweep(ctx, cfg, quiet)
 	// The run is read back from its file with its samples, for the A/B.
-	run, rerr := ReadRun(ctx, o.Result, true)
+	run, rerr := ReadRun(ctx, out, true)
 	failures := 0
 	if run != nil {
 		for _, st := range run.Stages {
@@ -286,19 +424,41 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, dir
 		}
 	}
 	if exited, how := p.Exited(); exited {
-		o.Reason = fmt.Sprintf("died mid-sweep (%d requests failed): %s", failures, how)
-		return o
+		return nil, fmt.Sprintf("died mid-sweep (%d requests failed): %s", failures, how)
 	}
 	if err != nil {
-		o.Reason = "sweep: " + oneLine(err)
-		return o
+		return nil, "sweep: " + oneLine(err)
 	}
 	if rerr != nil {
-		o.Reason = rerr.Error()
-		return o
+		return nil, rerr.Error()
 	}
-	o.Run, o.OK = run, true
-	return o
+	return run, ""
+}
+
+// extras are the optional parts of the loop on a configuration that
+// swept: the chat API's overhead and the soak. What goes wrong there is a
+// problem shown with the configuration, not its failure.
+func extras(ctx context.Context, c experiment.Config, p *experiment.Process, plan ConfigPlan, dir, stem string, quiet *Env, progress io.Writer, o *analyze.ExperimentConfig) {
+	if oc := plan.Overhead; oc != nil {
+		cfg := *oc
+		cfg.Target.URL, cfg.Out = c.URL, filepath.Join(dir, stem+"-overhead.jsonl")
+		fmt.Fprintln(progress, "overhead: the chat API against the raw endpoint ...")
+		if res, err := Overhead(ctx, cfg, quiet); err != nil {
+			o.Problems = append(o.Problems, "overhead: "+oneLine(err))
+		} else {
+			o.Overhead = res
+		}
+	}
+	if s := plan.Soak; s != nil {
+		out := filepath.Join(dir, stem+"-soak.jsonl")
+		fmt.Fprintln(progress, "soak ...")
+		run, reason := sweepOne(ctx, c, p, *s, s.Seed, out, true, 1, quiet)
+		if reason != "" {
+			o.Problems = append(o.Problems, "soak: "+reason)
+			return
+		}
+		o.Soak, o.SoakResult = run, out
+	}
 }
 
 // ReadRun folds a result file into its run model as it reads, so a file of

@@ -41,6 +41,20 @@ func applyConfig(fs *flagSet, path string) error {
 	if err := yamlfile.Decode(path, data, &m); err != nil {
 		return usagef("--config %v", err)
 	}
+	return applyKeys(fs, m, func(k string) string {
+		return fmt.Sprintf("--config %s:%d: %s", path, yamlfile.Line(data, k), k)
+	})
+}
+
+// keyName is a key of a --config or experiment file as the flag's name:
+// snake case is kebab case (input_tokens is input-tokens), so either
+// spelling works everywhere.
+func keyName(k string) string { return strings.ReplaceAll(k, "_", "-") }
+
+// applyKeys sets, from a mapping of flag names (kebab or snake case) to
+// values, each flag the command line did not set; at(key) names where the
+// key is, for errors ("FILE:LINE: key").
+func applyKeys(fs *flagSet, m map[string]any, at func(k string) string) error {
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -50,29 +64,30 @@ func applyConfig(fs *flagSet, path string) error {
 			}
 		}
 	})
-	at := func(k, format string, args ...any) error {
-		return usagef("--config %s:%d: %s: %s", path, yamlfile.Line(data, k), k, fmt.Sprintf(format, args...))
+	bad := func(k, format string, args ...any) error {
+		return usagef("%s: %s", at(k), fmt.Sprintf(format, args...))
 	}
 	for _, k := range keys {
-		f := fs.Lookup(k)
+		name := keyName(k)
+		f := fs.Lookup(name)
 		switch {
-		case k == "config":
-			return at(k, "a config file cannot name another")
+		case name == "config":
+			return bad(k, "a config file cannot name another")
 		case f == nil:
-			if near := closest(k, names); near != "" {
-				return at(k, "not a flag of tokperf %s: did you mean %s?", fs.Name(), near)
+			if near := closest(name, names); near != "" {
+				return bad(k, "not a flag of tokperf %s: did you mean %s?", fs.Name(), near)
 			}
-			return at(k, "not a flag of tokperf %s (tokperf help %s lists them)", fs.Name(), fs.Name())
-		case fs.Changed(k):
+			return bad(k, "not a flag of tokperf %s (tokperf help %s lists them)", fs.Name(), fs.Name())
+		case fs.Changed(name):
 			continue // the command line wins
 		}
 		values, err := configValues(f, m[k])
 		if err != nil {
-			return at(k, "%v", err)
+			return bad(k, "%v", err)
 		}
 		for _, v := range values {
-			if err := fs.Set(k, v); err != nil {
-				return at(k, "%q: %s", v, valueWant(f, unwrapSet(err)))
+			if err := fs.Set(name, v); err != nil {
+				return bad(k, "%q: %s", v, valueWant(f, unwrapSet(err)))
 			}
 		}
 	}

@@ -56,9 +56,13 @@ load (-c, one level), your own questions (--eval), or --against another server.`
 	},
 	"experiment": {
 		usage: "experiment FILE.yaml [flags]",
-		summary: `Start each server configuration in FILE, wait until it is ready, check it, sweep it,
-stop it, and compare the ones that passed.`,
-		examples: `  tokperf experiment examples/mtp-ab.yaml`,
+		summary: `Start each server configuration in FILE, wait until it is ready, check it, sweep it
+(each workload), measure the chat API's overhead, soak it, stop it; then compare them and
+give four verdicts: representative, configurations (does MTP help?), fair, stable.
+The guide with a worked example: docs/experiments.md.`,
+		examples: `  tokperf experiment examples/seed-loop.yaml     # the seed's whole loop on the simulator
+  tokperf experiment examples/mtp-ab.yaml        # an A/B of two simulated servers
+  tokperf experiment examples/two-servers.yaml -o two-servers --format json`,
 	},
 	"report": {
 		usage: "report FILE... [flags]",

@@ -41,9 +41,11 @@ func TestExperimentRepeatsRestarted(t *testing.T) {
 	}
 	var res struct {
 		Configs []struct {
-			Name string
-			OK   bool
-			Run  struct {
+			Name  string
+			OK    bool
+			Logs  []string
+			Seeds []int64
+			Run   struct {
 				Stages  []struct{ Repeat int }
 				Repeats []struct {
 					Label   string
@@ -63,6 +65,15 @@ func TestExperimentRepeatsRestarted(t *testing.T) {
 	for _, c := range res.Configs {
 		if !c.OK || len(c.Run.Stages) != 4 || len(c.Run.Repeats) != 2 || c.Run.Repeats[0].N != 2 || c.Run.Repeats[0].Figures[0].Lo == nil || len(c.Run.Repeats[0].Figures[0].Values) != 2 {
 			t.Errorf("%s: %+v", c.Name, c)
+		}
+		// Every repeat keeps its own server log and its own seed.
+		if len(c.Logs) != 2 || c.Logs[0] == c.Logs[1] || len(c.Seeds) != 2 || c.Seeds[0] == c.Seeds[1] {
+			t.Errorf("%s: logs %v, seeds %v: want one of each per repeat", c.Name, c.Logs, c.Seeds)
+		}
+		for _, l := range c.Logs {
+			if b, err := os.ReadFile(l); err != nil || len(b) == 0 {
+				t.Errorf("%s: log %s: %v (%d bytes)", c.Name, l, err, len(b))
+			}
 		}
 	}
 }

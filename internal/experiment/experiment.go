@@ -24,19 +24,46 @@ import (
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
 
-// File is an experiment: the configurations to compare, one workload and
-// sweep, and the checks each must pass.
+// File is an experiment: the configurations to compare, the sweep each
+// runs (and, optionally, the workloads, overhead, soak and baseline of the
+// whole loop), and the checks each must pass.
 type File struct {
 	Configs []Config `yaml:"configs"`
-	Sweep   Sweep    `yaml:"sweep"`
-	Check   Check    `yaml:"check"`
+	// Sweep holds the sweep's flags by their long names (kebab or snake
+	// case: input-tokens or input_tokens), as a --config file does; each
+	// configuration's own sweep: overrides them. Defaults is the same
+	// block under another name (give one of the two).
+	Sweep    Keys `yaml:"sweep"`
+	Defaults Keys `yaml:"defaults"`
+	// Workloads, when given, are two or more named workloads swept on each
+	// configuration, each a block of sweep flags over the sweep's.
+	Workloads []Keys `yaml:"workloads"`
+	// Overhead is the paired raw-vs-chat measurement on each
+	// configuration (its flags as tokperf overhead takes them); nil: none.
+	Overhead Keys `yaml:"overhead"`
+	// Soak is a long stage in time slices on each configuration, judged
+	// for stability (its flags as tokperf soak takes them); nil: none.
+	Soak     Keys      `yaml:"soak"`
+	Baseline *Baseline `yaml:"baseline"`
+	Check    Check     `yaml:"check"`
 	// Repeat runs each configuration's sweep this many times (0 or 1:
 	// once): within one server life, its levels interleaved, or with
 	// Restart the configurations in turn (A B A B …), each repeat on a
 	// freshly started server, since a restart changes the numbers too.
 	Repeat  int  `yaml:"repeat"`
 	Restart bool `yaml:"restart_between_repeats"`
+
+	// Path and Data are the file, for errors that name its lines.
+	Path string `yaml:"-"`
+	Data []byte `yaml:"-"`
+	// SweepAt is where the sweep's keys are in the file: "sweep" or
+	// "defaults".
+	SweepAt string `yaml:"-"`
 }
+
+// Keys are flags by their long names, as a --config file holds them; the
+// command line turns them into a sweep (or overhead, soak) configuration.
+type Keys map[string]any
 
 // Config is one server configuration.
 type Config struct {
@@ -50,29 +77,51 @@ type Config struct {
 	ReadyTimeoutS float64 `yaml:"ready_timeout_s"`
 	// GraceS is how long SIGTERM has before SIGKILL (default 10).
 	GraceS float64 `yaml:"grace_s"`
+	// Sweep overrides the file's sweep keys for this configuration (a seed,
+	// --extra-body for this server …).
+	Sweep Keys `yaml:"sweep"`
 }
 
-// Sweep is the measurement run on every configuration.
-type Sweep struct {
-	Concurrency []int `yaml:"concurrency"`
-	Requests    int   `yaml:"requests"`
-	// MaxStageS ends a stage of the default size after this many seconds
-	// (0: tokperf's default, 30).
-	MaxStageS    float64 `yaml:"max_stage_s"`
-	InputTokens  int     `yaml:"input_tokens"`
-	OutputTokens int     `yaml:"output_tokens"`
-	IgnoreEOS    *bool   `yaml:"ignore_eos"`
-	Endpoint     string  `yaml:"endpoint"`
+// Baseline is what each configuration is compared with for fairness: a
+// published baseline by name, or another tool's result file.
+type Baseline struct {
+	Name      string `yaml:"name"`      // tokperf baselines lists them
+	File      string `yaml:"file"`      // another tool's result file (vLLM, SGLang, GuideLLM, AIPerf)
+	Baselines string `yaml:"baselines"` // a YAML file of your own baselines
+	GPUs      int    `yaml:"gpus"`      // behind each configuration, for the per-GPU arithmetic
+	GPU       string `yaml:"gpu"`
+	Claim     string `yaml:"claim"` // a ratio stated in words to check ("3x")
 }
 
 // Check gates a configuration on correctness before its speed counts.
 type Check struct {
-	Questions int `yaml:"questions"` // default 20; 0 in the file keeps the default
+	// Mode is required (a configuration that fails is not compared: the
+	// default) or report (the check is run and shown; nothing stops).
+	Mode      string `yaml:"mode"`
+	Questions int    `yaml:"questions"` // default 20; 0 in the file keeps the default
 	// MinAccuracy is the share of right answers a configuration needs
 	// (default 0.9; 0 in the file is 0: every configuration passes).
 	MinAccuracy float64  `yaml:"-"`
 	MinAcc      *float64 `yaml:"min_accuracy"`
-	Skip        bool     `yaml:"skip"`
+	// Smoke and Accuracy switch the two halves of the check: sensible
+	// output and determinism, and the questions with known answers (both
+	// on by default).
+	Smoke    *bool `yaml:"smoke"`
+	Accuracy *bool `yaml:"accuracy"`
+	Skip     bool  `yaml:"skip"`
+}
+
+// Report says whether a failed check is shown without stopping.
+func (c Check) Report() bool { return c.Mode == "report" }
+
+// SmokeOn and AccuracyOn say which halves of the check run.
+func (c Check) SmokeOn() bool    { return c.Smoke == nil || *c.Smoke }
+func (c Check) AccuracyOn() bool { return c.Accuracy == nil || *c.Accuracy }
+
+// WorkloadName is a workload's name (its name: key).
+func WorkloadName(k Keys) string {
+	s, _ := k["name"].(string)
+	return s
 }
 
 // Load reads and checks an experiment file; errors name file, line and field.
@@ -90,8 +139,12 @@ func Parse(file string, data []byte) (*File, error) {
 	if err := yamlfile.Decode(file, data, f); err != nil {
 		return nil, err
 	}
+	f.Path, f.Data = file, data
 	return f, yamlfile.Locate(file, data, f.fill())
 }
+
+// Line is the line of a field of the file ("configs[1].sweep.seed").
+func (f *File) Line(field string) int { return yamlfile.Line(f.Data, field) }
 
 func (f *File) fill() error {
 	if len(f.Configs) == 0 {
@@ -102,6 +155,16 @@ func (f *File) fill() error {
 	}
 	if f.Restart && f.Repeat < 2 {
 		return yamlfile.Fieldf("restart_between_repeats", "needs repeat: 2 or more")
+	}
+	f.SweepAt = "sweep"
+	switch {
+	case f.Sweep != nil && f.Defaults != nil:
+		return yamlfile.Fieldf("defaults", "give sweep: or defaults:, not both (they are one block)")
+	case f.Defaults != nil:
+		f.Sweep, f.SweepAt = f.Defaults, "defaults"
+	}
+	if f.Sweep == nil {
+		f.Sweep = Keys{}
 	}
 	names := map[string]bool{}
 	for i := range f.Configs {
@@ -131,16 +194,27 @@ func (f *File) fill() error {
 			c.GraceS = 10
 		}
 	}
-	for i, c := range f.Sweep.Concurrency {
-		if c < 1 {
-			return yamlfile.Fieldf(fmt.Sprintf("sweep.concurrency[%d]", i), "must be at least 1, got %d", c)
+	if len(f.Workloads) == 1 {
+		return yamlfile.Fieldf("workloads", "give two or more workloads to compare, or none (the sweep's own)")
+	}
+	seen := map[string]bool{}
+	for i, w := range f.Workloads {
+		at := fmt.Sprintf("workloads[%d]", i)
+		name := WorkloadName(w)
+		switch {
+		case name == "":
+			return yamlfile.Fieldf(at+".name", "is required: a name for the workload, e.g. synthetic or sharegpt")
+		case seen[name]:
+			return yamlfile.Fieldf(at+".name", "%q appears twice", name)
 		}
+		seen[name] = true
 	}
-	if len(f.Sweep.Concurrency) == 0 {
-		f.Sweep.Concurrency = []int{1, 4, 16, 32}
-	}
-	if f.Sweep.Requests < 0 || f.Sweep.MaxStageS < 0 || f.Sweep.InputTokens < 0 || f.Sweep.OutputTokens < 0 {
-		return yamlfile.Fieldf("sweep", "counts must not be negative")
+	switch f.Check.Mode {
+	case "":
+		f.Check.Mode = "required"
+	case "required", "report":
+	default:
+		return yamlfile.Fieldf("check.mode", "%q: want required or report", f.Check.Mode)
 	}
 	f.Check.MinAccuracy = 0.9
 	if f.Check.MinAcc != nil {
@@ -151,6 +225,14 @@ func (f *File) fill() error {
 	}
 	if f.Check.Questions == 0 {
 		f.Check.Questions = 20
+	}
+	if b := f.Baseline; b != nil {
+		switch {
+		case (b.Name == "") == (b.File == ""):
+			return yamlfile.Fieldf("baseline", "give name: (a published baseline) or file: (another tool's result file)")
+		case b.GPUs < 0:
+			return yamlfile.Fieldf("baseline.gpus", "must not be negative")
+		}
 	}
 	return nil
 }
@@ -168,6 +250,12 @@ type Process struct {
 // output going to a log file in dir. ${TOKPERF} in the command is this
 // program.
 func Start(c Config, dir string) (*Process, error) {
+	return StartLogged(c, filepath.Join(dir, safe(c.Name)+".log"))
+}
+
+// StartLogged is Start with the log file named: each repeat of a restarted
+// configuration keeps its own log.
+func StartLogged(c Config, logPath string) (*Process, error) {
 	self, _ := os.Executable()
 	args := make([]string, len(c.Command))
 	for i, a := range c.Command {
@@ -185,7 +273,6 @@ func Start(c Config, dir string) (*Process, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	OwnGroup(cmd)
-	logPath := filepath.Join(dir, safe(c.Name)+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,11 @@ func TestParseErrors(t *testing.T) {
 		{"configs:\n  - name: a\n    url: http://127.0.0.1:1\n", "configs[0].command: is required"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n  - name: a\n    command: [x]\n    url: http://h:2\n", `f.yaml:5: configs[1].name: "a" appears twice`},
 		{"configs:\n  - name: a\n    command: [x, y]\n    shell: true\n    url: http://h:1\n", "with shell: true, give one command line"},
-		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nsweep:\n  concurrency: [1, 0]\n", "sweep.concurrency[1]: must be at least 1"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nsweep: {seed: 1}\ndefaults: {seed: 2}\n", "f.yaml:6: defaults: give sweep: or defaults:, not both"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nworkloads:\n  - name: one\n", "f.yaml:6: workloads: give two or more"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nworkloads:\n  - name: one\n  - dataset: d.json\n", "f.yaml:7: workloads[1].name: is required"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\ncheck:\n  mode: maybe\n", "f.yaml:6: check.mode: \"maybe\": want required or report"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nbaseline:\n  gpus: 2\n", "f.yaml:6: baseline: give name: (a published baseline) or file:"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    colour: red\n", "f.yaml:5:"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrepeat: -1\n", "f.yaml:5: repeat: must be 0..100, got -1"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrestart_between_repeats: true\n", "f.yaml:5: restart_between_repeats: needs repeat: 2 or more"},
@@ -79,7 +83,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if len(e.Configs) == 0 || len(e.Sweep.Concurrency) == 0 || e.Repeat < 0 || (e.Restart && e.Repeat < 2) {
+		if len(e.Configs) == 0 || e.Sweep == nil || len(e.Workloads) == 1 || (e.Check.Mode != "required" && e.Check.Mode != "report") || e.Repeat < 0 || (e.Restart && e.Repeat < 2) {
 			t.Fatalf("accepted an empty experiment: %+v", e)
 		}
 	})

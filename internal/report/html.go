@@ -82,6 +82,13 @@ func pageOf(result any) (*page, error) {
 				p.runs = append(p.runs, named{c.Name, c.Run})
 			}
 		}
+		if v := r.Verdicts; v != nil {
+			var lines []string
+			for _, x := range v.All() {
+				lines = append(lines, "<li>"+text(x.Line())+"</li>")
+			}
+			p.sections = append(p.sections, "<h2>The four verdicts</h2>\n<ul>\n"+strings.Join(lines, "\n")+"\n</ul>")
+		}
 		var b strings.Builder
 		ExperimentText(&b, r)
 		p.sections = append(p.sections, "<h2>Configurations</h2>\n<pre>"+text(b.String())+"</pre>")

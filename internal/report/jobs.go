@@ -143,6 +143,9 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		if o.LogTail != "" {
 			fmt.Fprintf(w, "last lines of its log:\n  %s\n", strings.ReplaceAll(o.LogTail, "\n", "\n  "))
 		}
+		for _, l := range experimentConfigLines(e, o) {
+			fmt.Fprintln(w, "  "+l)
+		}
 	}
 	fmt.Fprintln(w)
 	base := e.Base
@@ -187,13 +190,95 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 			fmt.Fprintf(w, "%s: FAILED — %s\n", o.Name, o.Reason)
 		}
 	}
-	if len(verdicts) == 0 {
-		fmt.Fprintln(w, "verdict: no configuration passed")
-		return
+	fmt.Fprintln(w, bestLine(e, verdicts))
+	if v := e.Verdicts; v != nil {
+		fmt.Fprintln(w, "\n== the four verdicts")
+		for _, x := range v.All() {
+			fmt.Fprintln(w, x.Line())
+		}
 	}
-	if e.ChecksSkipped {
-		fmt.Fprintln(w, "verdict: the best configuration, by level (correctness checks skipped: none was checked): "+strings.Join(verdicts, "; "))
-		return
+}
+
+// bestLine is the verdict of the comparison: the best configuration at
+// each level.
+func bestLine(e *analyze.Experiment, verdicts []string) string {
+	switch {
+	case len(verdicts) == 0:
+		return "verdict: no configuration passed"
+	case e.ChecksSkipped:
+		return "verdict: the best configuration, by level (correctness checks skipped: none was checked): " + strings.Join(verdicts, "; ")
+	case e.CheckMode == "report":
+		return "verdict: the best configuration, by level (check mode report: a failed check did not stop a configuration): " + strings.Join(verdicts, "; ")
 	}
-	fmt.Fprintln(w, "verdict: the best configuration that passed its checks, by level: "+strings.Join(verdicts, "; "))
+	return "verdict: the best configuration that passed its checks, by level: " + strings.Join(verdicts, "; ")
+}
+
+// experimentConfigLines are what a configuration's loop measured besides
+// its sweep: seeds, every repeat's log, a check shown in report mode,
+// each workload's headline, the overhead, the soak, the spread across
+// repeats, and what went wrong with any of them.
+func experimentConfigLines(e *analyze.Experiment, o analyze.ExperimentConfig) []string {
+	var out []string
+	if len(o.Seeds) > 0 {
+		var s []string
+		for _, x := range o.Seeds {
+			s = append(s, fmt.Sprint(x))
+		}
+		out = append(out, "seed "+strings.Join(s, ", ")+" (one per repeat; set it with seed: in the sweep)")
+	}
+	if len(o.Logs) > 1 {
+		out = append(out, "logs: "+strings.Join(o.Logs, ", "))
+	}
+	if o.CheckFailed && o.OK {
+		why := ""
+		if o.Check != nil {
+			why = ": " + strings.Join(o.Check.Failures, "; ")
+		}
+		out = append(out, "check FAILED (check mode report: measured and compared all the same)"+why)
+	}
+	for _, wl := range o.Workloads {
+		if wl.Run == nil {
+			continue
+		}
+		var lv []string
+		for _, st := range wl.Run.Stages {
+			if st.Repeat == 0 {
+				lv = append(lv, fmt.Sprintf("C=%d %.1f", st.Concurrency, st.AggregateTokS))
+			}
+		}
+		out = append(out, fmt.Sprintf("workload %s: aggregate tok/s %s (%s)", wl.Name, strings.Join(lv, ", "), wl.Result))
+		if len(o.Workloads) > 1 && wl.Run != o.Run {
+			for _, l := range RepeatLines(wl.Run) {
+				out = append(out, "workload "+wl.Name+": "+l)
+			}
+		}
+	}
+	if ov := o.Overhead; ov != nil {
+		for _, l := range ov.Levels {
+			out = append(out, fmt.Sprintf("overhead C=%d: chat − raw TTFT %s ms, TPOT %s ms; %s", l.C, l.TTFT, l.TPOT, l.Reading))
+		}
+	}
+	if st := soakStage(o.Soak); st != nil {
+		out = append(out, fmt.Sprintf("soak C=%d (%s): %s", st.Concurrency, o.SoakResult, st.Stability.Text))
+	}
+	if o.Run != nil {
+		out = append(out, RepeatLines(o.Run)...)
+	}
+	for _, p := range o.Problems {
+		out = append(out, "problem: "+p)
+	}
+	return out
+}
+
+// soakStage is the judged stage of a soak run, or nil.
+func soakStage(r *analyze.Run) *analyze.Stage {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Stages {
+		if r.Stages[i].Stability != nil {
+			return &r.Stages[i]
+		}
+	}
+	return nil
 }

@@ -362,6 +362,15 @@ func experimentTable(e *analyze.Experiment) *Table {
 	for _, c := range e.Configs {
 		if !c.OK {
 			t.Lines = append(t.Lines, c.Name+": failed — "+c.Reason)
+			continue
+		}
+		for _, l := range experimentConfigLines(e, c) {
+			t.Lines = append(t.Lines, c.Name+": "+l)
+		}
+	}
+	if v := e.Verdicts; v != nil {
+		for _, x := range v.All() {
+			t.Lines = append(t.Lines, x.Line())
 		}
 	}
 	return t

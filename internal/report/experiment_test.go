@@ -1,0 +1,116 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+)
+
+// The four verdicts end every experiment, in every format: one line each
+// in text, Markdown and HTML, numbers in the JSON.
+func TestExperimentVerdictsInEveryFormat(t *testing.T) {
+	a, b := keep(run()), keep(run())
+	e := &analyze.Experiment{Schema: analyze.ExperimentSchema, Workloads: []string{"synthetic", "sharegpt"}, Asked: analyze.ExperimentAsked{Soak: true},
+		Configs: []analyze.ExperimentConfig{
+			{Name: "seed", OK: true, Run: a, Seeds: []int64{7}, Workloads: []analyze.WorkloadRun{{Name: "synthetic", Run: a}, {Name: "sharegpt", Run: b}}},
+			{Name: "seed-mtp", OK: true, Run: b, Seeds: []int64{7}, CheckFailed: true},
+		}}
+	e.CompareConfigs([]int{1, 2})
+	v := e.ComputeVerdicts()
+	v.Fair.Withhold("a stage it rests on was measured on a starved simulator")
+	lines := []string{v.Representative.Line(), v.Configurations.Line(), v.Fair.Line(), v.Stable.Line()}
+	for _, want := range []string{"representative: ", "configurations: seed-mtp / seed aggregate tok/s: C=1 ", "fair: withheld — a stage", "stable: not measured — seed: not measured (the soak did not run)"} {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, want)
+		}
+		if !found {
+			t.Errorf("no verdict line starts with %q: %q", want, lines)
+		}
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		var out bytes.Buffer
+		if err := Render(&out, format, e); err != nil {
+			t.Fatal(err)
+		}
+		page := out.String()
+		if format == "html" {
+			page = strings.NewReplacer("&amp;", "&", "&#39;", "'", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#34;", `"`).Replace(page)
+		}
+		for _, l := range lines {
+			if format == "markdown" {
+				l = mdEscape(l)
+			}
+			if !strings.Contains(page, l) {
+				t.Errorf("%s lacks the verdict %q", format, l)
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := Render(&out, "json", e); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verdicts map[string]struct {
+			Answer, Withheld string
+			RestsOn          []string `json:"rests_on"`
+			Figures          []struct {
+				Value  float64
+				Lo, Hi *float64
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Verdicts["configurations"]
+	if len(got.Verdicts) != 4 || len(c.Figures) != 2 || c.Figures[0].Lo == nil || c.Figures[0].Hi == nil || got.Verdicts["fair"].Withheld == "" || len(c.RestsOn) != 2 {
+		t.Errorf("json verdicts: %s", out.String())
+	}
+}
+
+// docs/JSON.md names every field of an experiment's verdicts.
+func TestExperimentVerdictFieldsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JSON.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## An experiment")
+	for _, ty := range []reflect.Type{reflect.TypeFor[analyze.Verdicts](), reflect.TypeFor[analyze.LoopVerdict](), reflect.TypeFor[analyze.VerdictFigure](),
+		reflect.TypeFor[analyze.ExperimentAsked](), reflect.TypeFor[analyze.WorkloadRun](), reflect.TypeFor[analyze.ExperimentConfig](), reflect.TypeFor[analyze.ExperimentCell](), reflect.TypeFor[analyze.ExperimentLevel]()} {
+		for i := range ty.NumField() {
+			name := strings.Split(ty.Field(i).Tag.Get("json"), ",")[0]
+			if name != "" && name != "-" && !strings.Contains(section, `"`+name+`"`) && !strings.Contains(section, "`"+name+"`") {
+				t.Errorf("docs/JSON.md's experiment section does not name %s.%s", ty.Name(), name)
+			}
+		}
+	}
+}
+
+// A repeated configuration shows the spread across its repeats, for every
+// figure, every repeat's log and its seeds.
+func TestExperimentRepeatsShown(t *testing.T) {
+	r := keep(run())
+	lo, hi, cv := 90.0, 110.0, 0.05
+	r.Repeats = []analyze.Repeats{{Label: "C=1", Concurrency: 1, N: 2, Figures: []analyze.RepeatFigure{
+		{Name: "aggregate tok/s", Field: "aggregate_tok_s", Values: []float64{95, 105}, Mean: 100, Lo: &lo, Hi: &hi, CV: &cv},
+		{Name: "TTFT p50 ms", Field: "ttft_p50_ms", Values: []float64{9, 11}, Mean: 10, Lo: &lo, Hi: &hi, CV: &cv}}}}
+	e := &analyze.Experiment{Configs: []analyze.ExperimentConfig{{Name: "a", OK: true, Run: r, Seeds: []int64{1, 7920}, Logs: []string{"a-r1.log", "a-r2.log"}}}}
+	e.CompareConfigs([]int{1, 2})
+	e.ComputeVerdicts()
+	var out bytes.Buffer
+	if err := Render(&out, "text", e); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"repeats C=1 (2, mean [95% interval]): aggregate tok/s 100.0 [90.0, 110.0] CV 5.0%; TTFT p50 ms 10.0", "logs: a-r1.log, a-r2.log", "seed 1, 7920"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+}
