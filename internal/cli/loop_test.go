@@ -65,9 +65,9 @@ func TestExperimentSeedLoop(t *testing.T) {
 			}
 		}
 		Verdicts map[string]struct {
-			Answer, Text string
-			RestsOn      []string `json:"rests_on"`
-			Figures      []struct {
+			Answer, Text, Withheld string
+			RestsOn                []string `json:"rests_on"`
+			Figures                []struct {
 				Config, Name string
 				Concurrency  int
 				Value        float64
@@ -108,11 +108,26 @@ func TestExperimentSeedLoop(t *testing.T) {
 			t.Errorf("%s still accepts connections", addr)
 		}
 	}
+	// On a busy machine a verdict may rest on a stage the simulator served
+	// late or the client sent late: it is then withheld with that reason,
+	// and its figures are not held to the profiles' shape.
+	judged := map[string]bool{}
 	for _, q := range []string{"representative", "configurations", "fair", "stable"} {
 		v := res.Verdicts[q]
 		if v.Answer == "" || v.Answer == "not asked" || v.Answer == "cannot answer" || len(v.RestsOn) == 0 || len(v.Figures) == 0 || !strings.HasPrefix(v.Text, q+":") {
 			t.Errorf("%s: %+v", q, v)
 		}
+		if v.Withheld != "" {
+			if !withheldForLoad(v.Withheld) {
+				t.Errorf("%s withheld for a reason a busy machine does not explain: %s", q, v.Withheld)
+			}
+			t.Logf("%s not judged on this machine: %s", q, v.Withheld)
+			continue
+		}
+		judged[q] = true
+	}
+	if !judged["configurations"] {
+		return
 	}
 	// MTP: the seed-mtp profile accepts about 2 tokens a step, so at C=1
 	// it wins significantly, and its gain is smaller at C=32 than at C=1.
@@ -130,6 +145,9 @@ func TestExperimentSeedLoop(t *testing.T) {
 	}
 	if g1 < 1.5 || g32 >= g1 {
 		t.Errorf("MTP %.2f× at C=1, %.2f× at C=32: want a gain at C=1 that shrinks", g1, g32)
+	}
+	if !judged["fair"] {
+		return
 	}
 	// Fair: the arithmetic is the run's own C=32 aggregate over the
 	// baseline's 1373 tok/s on 4 GPUs, per GPU with the file's 8.
@@ -173,7 +191,6 @@ func TestExperimentCheckReportMode(t *testing.T) {
 		"check FAILED (check mode report: measured and compared all the same): accuracy",
 		"the check failed; check mode is report",
 		"| 4 | ",
-		"configurations: wrong / good aggregate tok/s: C=1 ",
 		"representative: not asked — give two workloads",
 		"fair: not asked",
 		"stable: not measured — give soak:",
@@ -181,6 +198,15 @@ func TestExperimentCheckReportMode(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	// The comparison is given, or withheld because this busy machine
+	// starved the simulator or the client.
+	if i := strings.Index(text, "configurations: withheld — not judged: "); i >= 0 {
+		if !withheldForLoad(text[i:]) {
+			t.Errorf("configurations withheld for another reason:\n%s", text[i:])
+		}
+	} else if !strings.Contains(text, "configurations: wrong / good aggregate tok/s: C=1 ") {
+		t.Error("output lacks the configurations' verdict")
 	}
 	// smoke: false leaves out the sensible-output prompts: only questions.
 	if strings.Contains(text, "FAIL sensible output") {
@@ -369,4 +395,10 @@ func TestExperimentBaselineFile(t *testing.T) {
 			t.Errorf("point %+v: the file's stage %+v", p, st)
 		}
 	}
+}
+
+// withheldForLoad says a verdict was withheld for what a busy machine
+// causes: a starved simulator or a lagging client.
+func withheldForLoad(why string) bool {
+	return strings.Contains(why, "starved simulator") || strings.Contains(why, "the client lagged")
 }
