@@ -439,7 +439,7 @@ func (e *Experiment) stable() LoopVerdict {
 		return v
 	}
 	var parts []string
-	answered, allStable := false, true
+	answered, allStable, unjudged := false, true, false
 	for _, c := range e.Configs {
 		st := soakStage(c.Soak)
 		if st == nil {
@@ -459,7 +459,11 @@ func (e *Experiment) stable() LoopVerdict {
 			}
 			v.Figures = append(v.Figures, VerdictFigure{Config: c.Name, Concurrency: st.Concurrency, Name: f.Field + "." + name, Value: val, Lo: finite(lo), Hi: finite(hi), State: f.State})
 		}
-		if sv.Kind != "stable" {
+		switch sv.Kind {
+		case "stable":
+		case "too_short", "not_judged":
+			unjudged = true // neither stable nor not: the soak cannot say
+		default:
 			allStable = false
 		}
 		parts = append(parts, c.Name+" "+sv.Text)
@@ -468,6 +472,9 @@ func (e *Experiment) stable() LoopVerdict {
 	case !answered:
 		v.Answer = "cannot answer"
 		v.Text = "stable: not measured — " + strings.Join(parts, "; ")
+	case allStable && unjudged:
+		v.Answer = "cannot answer"
+		v.Text = "stable: not judged — " + strings.Join(parts, " | ")
 	case allStable:
 		v.Answer = "stable"
 		v.Text = "stable: " + strings.Join(parts, " | ")

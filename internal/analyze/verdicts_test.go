@@ -180,6 +180,12 @@ func TestVerdictStable(t *testing.T) {
 	if len(v.Figures) != 2 || *v.Figures[1].Lo != -4 || v.Figures[1].State != "drift" || strings.Join(v.RestsOn, ",") != "a/soak,b/soak" {
 		t.Errorf("%+v", v)
 	}
+	// A soak too short to judge is neither stable nor unstable.
+	e.Configs[1].Soak = soak("too_short")
+	e.CompareConfigs([]int{8})
+	if v := e.ComputeVerdicts().Stable; v.Answer != "cannot answer" || !strings.HasPrefix(v.Text, "stable: not judged — ") {
+		t.Errorf("a stable soak and one too short: %+v", v)
+	}
 }
 
 // Another tool's run becomes a baseline of its closed-loop levels.

@@ -114,7 +114,10 @@ func TestExperimentSeedLoop(t *testing.T) {
 	judged := map[string]bool{}
 	for _, q := range []string{"representative", "configurations", "fair", "stable"} {
 		v := res.Verdicts[q]
-		if v.Answer == "" || v.Answer == "not asked" || v.Answer == "cannot answer" || len(v.RestsOn) == 0 || len(v.Figures) == 0 || !strings.HasPrefix(v.Text, q+":") {
+		// A soak of seconds may be too short to tell stable from a drift
+		// of 10%: then it says so with the interval's reach.
+		tooShort := q == "stable" && v.Answer == "cannot answer" && strings.Contains(v.Text, "too short to judge: aggregate could have moved")
+		if v.Answer == "" || v.Answer == "not asked" || (v.Answer == "cannot answer" && !tooShort) || len(v.RestsOn) == 0 || len(v.Figures) == 0 || !strings.HasPrefix(v.Text, q+":") {
 			t.Errorf("%s: %+v", q, v)
 		}
 		if v.Withheld != "" {

@@ -30,6 +30,11 @@ const (
 	DriftMin  = 0.05
 	ShiftMin  = 0.05
 	MemoryMin = 0.01
+	// StableWithin is how far the aggregate's trend interval may reach
+	// over the run, as a share of its level, for the run to be called
+	// stable: further, the run cannot tell a steady server from one
+	// drifting by twice DriftMin, and is too short to judge.
+	StableWithin = 0.10
 	// MinSlices is the fewest measured slices a verdict needs.
 	MinSlices = 6
 )
@@ -152,7 +157,7 @@ func Judge(in Input) Verdict {
 		v.Text = fmt.Sprintf("too short to judge: %d measured slices (%s), at least %d needed", v.Measured, v.excluded(), MinSlices)
 		return v
 	}
-	worse, better := false, false
+	worse, better, loose := false, false, ""
 	for _, s := range in.Series {
 		var x, y []float64
 		var at []time.Duration
@@ -169,6 +174,14 @@ func Judge(in Input) Verdict {
 			continue
 		}
 		f := judge(s, x, y, at, idx)
+		if span := x[len(x)-1] - x[0]; loose == "" && f.Field == "aggregate_tok_s" && f.State == "flat" {
+			// Stable is a finding: the interval must rule out a large
+			// drift over the run (StableWithin), not merely include none.
+			lo, hi := f.PctPerHLo*span, f.PctPerHHi*span
+			if math.Max(math.Abs(lo), math.Abs(hi)) > 100*StableWithin {
+				loose = fmt.Sprintf("%s could have moved %+.0f%% to %+.0f%% over the %s measured (95%% interval); stable needs both within ±%.0f%%", f.Name, lo, hi, At(time.Duration(span*float64(time.Hour))), 100*StableWithin)
+			}
+		}
 		if f.State != "flat" {
 			if f.Worse {
 				worse = true
@@ -183,6 +196,10 @@ func Judge(in Input) Verdict {
 		v.Kind = "degrading"
 	case better:
 		v.Kind = "improving"
+	case loose != "":
+		v.Kind = "too_short"
+		v.Text = fmt.Sprintf("too short to judge: %s; run longer, or with more requests per slice (%d slices, %s)", loose, v.Measured, v.excluded())
+		return v
 	default:
 		v.Kind = "stable"
 	}
