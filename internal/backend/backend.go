@@ -21,13 +21,13 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"golang.org/x/net/http2"
 )
@@ -239,7 +239,7 @@ func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 	}
 	c := &tls.Config{InsecureSkipVerify: insecure}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := infile.ReadAll(context.Background(), caFile, infile.Small)
 		if err != nil {
 			return nil, fmt.Errorf("--ca-cert: %w", err)
 		}

@@ -2,12 +2,13 @@ package check
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -46,7 +47,7 @@ func Items(seed int64, n int) []Item {
 // ReadEval reads the user's own questions: JSON Lines of {"prompt",
 // "expected"} or {"prompt", "regex"}.
 func ReadEval(path string) ([]Item, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(context.Background(), path, infile.Records)
 	if err != nil {
 		return nil, fmt.Errorf("reading the eval file: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
@@ -33,7 +33,9 @@ func applyConfig(fs *flagSet, path string) error {
 	if path == "" {
 		return nil
 	}
-	data, err := readLimited(path, maxConfigSize)
+	// Opened through infile: a named pipe or a device is refused, not
+	// waited on.
+	data, err := infile.ReadAll(context.Background(), path, maxConfigSize)
 	if err != nil {
 		return usagef("--config: %v", err)
 	}
@@ -126,22 +128,6 @@ func scalar(v any) (string, error) {
 		return string(b), err
 	}
 	return "", fmt.Errorf("want a value or a list of values, not %T", v)
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes: not a config file", path, limit)
-	}
-	return data, nil
 }
 
 // configCmd is tokperf config print: the effective configuration of a run

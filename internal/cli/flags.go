@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/schedule"
@@ -216,7 +217,7 @@ func (f *targetFlags) check() error {
 		return usagef("give --api-key or --api-key-file, not both")
 	}
 	if f.apiKeyFile != "" {
-		b, err := os.ReadFile(f.apiKeyFile)
+		b, err := infile.ReadAll(context.Background(), f.apiKeyFile, infile.Small)
 		if err != nil {
 			return usagef("--api-key-file: %v", err)
 		}
@@ -472,7 +473,7 @@ func (f *loadFlags) checkSizes() error {
 // prompts is the workload of realistic text, a corpus or a dataset, or nil
 // for the fixed word list (whose prompts are one word a token on the
 // simulator, as the golden files and the seed reproduction expect).
-func (f *loadFlags) prompts() (*workload.Workload, error) {
+func (f *loadFlags) prompts(ctx context.Context) (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
 	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && !f.convFlags.on() && fixedIn && fixedOut {
@@ -493,19 +494,19 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 		}
 		tok, f.tok = t, t
 	}
-	return f.workloadWith(format, tok)
+	return f.workloadWith(ctx, format, tok)
 }
 
 // workloadWith is the workload of the flags, counted by tok.
-func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
-	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
+func (f *loadFlags) workloadWith(ctx context.Context, format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
+	return workload.NewContext(ctx, workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
 		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
 // (--tokenizer server); nil otherwise.
-func (f *loadFlags) serverPrompts() func(workload.Tokenizer) (*workload.Workload, error) {
+func (f *loadFlags) serverPrompts(ctx context.Context) func(workload.Tokenizer) (*workload.Workload, error) {
 	if f.tokenizer != "server" {
 		return nil
 	}
@@ -514,7 +515,7 @@ func (f *loadFlags) serverPrompts() func(workload.Tokenizer) (*workload.Workload
 		if err != nil {
 			return nil, usagef("--dataset-format: %v", err)
 		}
-		return f.workloadWith(format, tok)
+		return f.workloadWith(ctx, format, tok)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
@@ -255,6 +257,27 @@ func TestConfigErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errw, tc.want) {
 			t.Errorf("%q: exit %d, %q, want %q", tc.yaml, code, errw, tc.want)
 		}
+	}
+}
+
+// A named pipe given as --config is refused at once, not waited on for a
+// writer that never comes (the open used to block, deaf to SIGINT).
+func TestConfigPipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan struct{})
+	var errw string
+	var code int
+	go func() { _, errw, code = runCLI(t, "sweep", "--config", path); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second): // wide for a busy machine; the bug hangs forever
+		t.Fatal("--config with a named pipe hung")
+	}
+	if code != exitUsage || !strings.Contains(errw, "is a named pipe: want a regular file") {
+		t.Errorf("exit %d, %q", code, errw)
 	}
 }
 

@@ -240,7 +240,7 @@ func lines(r *bufio.Reader, name string, each func(line []byte, n int) error) er
 // every request's text, a few hundred MB for the largest runs.
 var maxLine = 512 << 20 // a variable for its test
 
-// readLine is r.ReadBytes('\n') that fails with errLongLine rather than
+// readLine is r.ReadBytes('\n') that fails with infile.ErrTooLarge rather than
 // grow past limit bytes.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte

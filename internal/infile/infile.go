@@ -42,6 +42,9 @@ const (
 	// (datasets, result files, traces): large, since memory does not grow
 	// with it, but still bounded so a file that never ends is refused.
 	Stream int64 = 64 << 30
+	// Records caps a file whose every record is held in memory: a
+	// trace, an eval file.
+	Records int64 = 4 << 30
 	// Small caps a key file, a list of lengths, a certificate.
 	Small int64 = 16 << 20
 )
@@ -81,6 +84,9 @@ func open(ctx context.Context, path string, limit int64, pipe bool) (*File, erro
 	}
 	st, err := os.Stat(path)
 	if err != nil {
+		if pe, ok := err.(*fs.PathError); ok {
+			pe.Op = "open" // as os.Open says it
+		}
 		return nil, err
 	}
 	isPipe := pipe && st.Mode()&fs.ModeNamedPipe != 0
@@ -158,6 +164,15 @@ func (f *File) Read(p []byte) (int, error) {
 		err = fmt.Errorf("reading %s: %w", f.name, f.ctx.Err())
 	}
 	return n, err
+}
+
+// ReadAt reads len(p) bytes from off, for a file read at random places
+// (a corpus); off+len(p) past the cap is an error.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.limit {
+		return 0, fmt.Errorf("%s is over the %s cap for this kind of file: %w", f.name, size(f.limit), ErrTooLarge)
+	}
+	return f.f.ReadAt(p, off)
 }
 
 // Size is the file's size when opened.

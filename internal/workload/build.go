@@ -1,16 +1,17 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -83,7 +84,7 @@ type Options struct {
 type Workload struct {
 	o      Options
 	seed   int64
-	corpus *os.File
+	corpus *infile.File
 	size   int64
 	data   *Dataset
 	trace  *Trace
@@ -102,7 +103,11 @@ type Workload struct {
 }
 
 // New makes a workload from o, reading and sampling a dataset now.
-func New(o Options) (*Workload, error) {
+func New(o Options) (*Workload, error) { return NewContext(context.Background(), o) }
+
+// NewContext is New with ctx to stop the dataset's read: a large file
+// read while the user presses Ctrl-C returns ctx's error at once.
+func NewContext(ctx context.Context, o Options) (*Workload, error) {
 	w := &Workload{o: o, seed: o.Seed}
 	switch {
 	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
@@ -119,7 +124,7 @@ func New(o Options) (*Workload, error) {
 	case o.Dataset != "" && o.Corpus != "":
 		return nil, errors.New("a workload takes a dataset or a corpus, not both")
 	case o.Dataset != "":
-		f, err := os.Open(o.Dataset)
+		f, err := infile.OpenStream(ctx, o.Dataset, infile.Stream)
 		if err != nil {
 			return nil, fmt.Errorf("dataset: %w", err)
 		}
@@ -134,19 +139,15 @@ func New(o Options) (*Workload, error) {
 	case o.Input.IsZero():
 		return nil, errors.New("a generated workload needs an input length")
 	case o.Corpus != "":
-		f, err := os.Open(o.Corpus)
+		f, err := infile.Open(ctx, o.Corpus, infile.Stream)
 		if err != nil {
 			return nil, fmt.Errorf("corpus: %w", err)
 		}
-		st, err := f.Stat()
-		if err != nil || st.Size() == 0 {
+		if f.Size() == 0 {
 			f.Close()
-			if err == nil {
-				err = errors.New("the file is empty")
-			}
-			return nil, fmt.Errorf("corpus %s: %w", o.Corpus, err)
+			return nil, fmt.Errorf("corpus %s: the file is empty", o.Corpus)
 		}
-		w.corpus, w.size = f, st.Size()
+		w.corpus, w.size = f, f.Size()
 	}
 	if o.SharedPrefix > 0 {
 		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
