@@ -233,6 +233,11 @@ func checkProxy(target string, getenv func(string) string) error {
 		"a proxy's latency would be measured as the server's; add %s to NO_PROXY, or unset HTTP_PROXY/HTTPS_PROXY", backend.Redact(p.String()), backend.Redact(target), u.Hostname())
 }
 
+// Redact masks the credentials in a URL (user info, query values), for
+// what tokperf prints or writes: backend.Redact, for the packages that do
+// not speak HTTP.
+func Redact(url string) string { return backend.Redact(url) }
+
 // Session is a connection to the target: the embedded simulator started
 // when there is no URL, the server detected, the setup so far.
 type Session struct {

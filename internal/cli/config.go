@@ -275,10 +275,23 @@ func printConfig(w io.Writer, fs *flagSet, from string) {
 			return
 		}
 		line := f.Name + ": " + yamlValue(f)
+		if v := f.Value.String(); f.Value.Type() == "string" && isURL(v) {
+			if r := bench.Redact(v); r != v {
+				fmt.Fprintf(w, "# %s: its credentials (user info, query values) are printed as xxxxx: put them back\n", f.Name)
+				line = f.Name + ": " + strconv.Quote(r)
+			}
+		}
 		if f.Value.Type() == "'Name: value'" || strings.Contains(f.Value.Type(), "JSON") {
 			line = repeatedYAML(f)
 			if line == "" {
 				return
+			}
+		}
+		if h, ok := f.Value.(*headers); ok {
+			for _, x := range *h {
+				if secretHeader(x.Name) {
+					fmt.Fprintf(w, "# header: %s looks like a credential: its value is printed as xxxxx: put it back\n", x.Name)
+				}
 			}
 		}
 		if fs.Changed(f.Name) {
@@ -296,6 +309,28 @@ func printConfig(w io.Writer, fs *flagSet, from string) {
 	for _, l := range rest {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// secretHeader says whether a header's value is likely a credential:
+// Authorization, Cookie, and names that end in Key, Token or Secret.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, end := range []string{"key", "token", "secret", "password"} {
+		if strings.HasSuffix(n, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// isURL says whether v is an http or https URL, whose query may hold a
+// key.
+func isURL(v string) bool {
+	return strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://")
 }
 
 func yamlValue(f *pflag.Flag) string {
@@ -319,7 +354,11 @@ func repeatedYAML(f *pflag.Flag) string {
 	switch v := f.Value.(type) {
 	case *headers:
 		for _, h := range *v {
-			items = append(items, strconv.Quote(h.Name+": "+h.Value))
+			value := h.Value
+			if secretHeader(h.Name) {
+				value = "xxxxx"
+			}
+			items = append(items, strconv.Quote(h.Name+": "+value))
 		}
 	case *extraBody:
 		for _, x := range *v {

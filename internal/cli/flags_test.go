@@ -281,6 +281,27 @@ func TestConfigPipe(t *testing.T) {
 	}
 }
 
+// config print masks what looks like a credential: the values of
+// Authorization, Cookie and *-Key/*-Token headers, a URL's user info and
+// query values; other headers are kept, and each mask is said.
+func TestConfigPrintRedacts(t *testing.T) {
+	out, errw, code := runCLI(t, "config", "print", "--url", "http://user:pw@h:8000/v1?key=S3CRET",
+		"--header", "Authorization: Bearer sk-S3CRET", "--header", "X-Api-Key: S3CRET", "--header", "Cookie: s=S3CRET",
+		"--header", "X-Auth-Token: S3CRET", "--header", "X-Tenant: bench")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	if strings.Contains(out, "S3CRET") || strings.Contains(out, "pw@") {
+		t.Errorf("a secret is printed:\n%s", out)
+	}
+	for _, want := range []string{`url: "http://xxxxx@h:8000/v1?key=xxxxx"`, `"Authorization: xxxxx"`, `"X-Api-Key: xxxxx"`, `"Cookie: xxxxx"`,
+		`"X-Auth-Token: xxxxx"`, `"X-Tenant: bench"`, "# header: Authorization looks like a credential", "# url: its credentials"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
 // config print writes a file that --config reads back to the same
 // configuration; --from turns a result file's header into one.
 func TestConfigPrintRoundTrip(t *testing.T) {
