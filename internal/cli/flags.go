@@ -467,8 +467,29 @@ func (f *loadFlags) checkSizes() error {
 	case f.maxStage < 0:
 		return usagef("--max-stage-time must not be negative")
 	}
+	for i, c := range f.conc {
+		if c > maxLevel {
+			return usagef("-c %d: more than the %d requests one tokperf keeps in flight (each holds a connection); shard the load: tokperf k8s", c, maxLevel)
+		}
+		// A closed-loop stage of n requests never has more than n in
+		// flight: a higher level is never reached, and its warm-up round
+		// (one request a slot) would be all the stage's time.
+		if len(f.requests) == 0 || len(f.rates) > 0 || f.duration > 0 || f.untilSaturated {
+			continue
+		}
+		n := f.requests[0]
+		if len(f.requests) > 1 {
+			n = f.requests[i]
+		}
+		if n > 0 && c > n {
+			return usagef("-c %d: a stage of %d requests never has more than %d in flight, so the level is not reached: give -c %d or less, or --requests %d or more", c, n, n, n, c)
+		}
+	}
 	return nil
 }
+
+// maxLevel is the highest concurrency one tokperf process runs.
+const maxLevel = 1_000_000
 
 // prompts is the workload of realistic text, a corpus or a dataset, or nil
 // for the fixed word list (whose prompts are one word a token on the

@@ -302,6 +302,28 @@ func TestConfigPrintRedacts(t *testing.T) {
 	}
 }
 
+// A level the plan cannot reach is refused at once, naming the fix: -c
+// 10000000 --requests 2 used to be accepted and run 42 s of warm-up.
+func TestConcurrencyBeyondPlan(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"beyond its requests", []string{"-c", "10000000", "--requests", "2"}, "-c 10000000: more than the 1000000 requests one tokperf keeps in flight"},
+		{"beyond one process", []string{"-c", "2000000", "--duration", "1s"}, "-c 2000000: more than the 1000000"},
+		{"one stage of a list", []string{"-c", "1,64", "--requests", "8"}, "-c 64: a stage of 8 requests never has more than 8 in flight"},
+		{"per stage", []string{"-c", "1,4", "--requests", "2,3"}, "-c 4: a stage of 3 requests never has more than 3 in flight"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, errw, code := runCLI(t, append([]string{"sweep"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(errw, c.want) {
+				t.Errorf("exit %d, %q, want %q", code, errw, c.want)
+			}
+		})
+	}
+}
+
 // config print writes a file that --config reads back to the same
 // configuration; --from turns a result file's header into one.
 func TestConfigPrintRoundTrip(t *testing.T) {
