@@ -199,14 +199,23 @@ func (t *hf) kind() string {
 func hfName(path string) string {
 	data, err := infile.ReadAll(context.Background(), filepath.Join(filepath.Dir(path), "tokenizer_config.json"), infile.TokenizerConfig)
 	if err == nil {
-		var c struct {
-			NameOrPath string `json:"name_or_path"`
-		}
-		if json.Unmarshal(data, &c) == nil && c.NameOrPath != "" && !strings.ContainsAny(c.NameOrPath, "\n\r") {
-			return c.NameOrPath + " tokenizer.json"
+		if name := configName(data); name != "" {
+			return name + " tokenizer.json"
 		}
 	}
 	return path
+}
+
+// configName is the model's name a tokenizer_config.json says, "" when it
+// says none fit to print on one line.
+func configName(data []byte) string {
+	var c struct {
+		NameOrPath string `json:"name_or_path"`
+	}
+	if json.Unmarshal(data, &c) != nil || strings.ContainsAny(c.NameOrPath, "\n\r") {
+		return ""
+	}
+	return c.NameOrPath
 }
 
 func (t *hf) Name() string { return t.name }

@@ -1,9 +1,11 @@
 package workload
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -84,7 +86,8 @@ type Options struct {
 type Workload struct {
 	o      Options
 	seed   int64
-	corpus *infile.File
+	corpus io.ReaderAt // the corpus file, or its bytes when small
+	file   io.Closer
 	size   int64
 	data   *Dataset
 	trace  *Trace
@@ -147,7 +150,17 @@ func NewContext(ctx context.Context, o Options) (*Workload, error) {
 			f.Close()
 			return nil, fmt.Errorf("corpus %s: the file is empty", o.Corpus)
 		}
-		w.corpus, w.size = f, f.Size()
+		w.corpus, w.file, w.size = f, f, f.Size()
+		if w.size <= smallCorpus {
+			// Held in memory: windows of a small file wrap round it many
+			// times, a read each.
+			data, err := io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: %w", o.Corpus, err)
+			}
+			w.corpus, w.file, w.size = bytes.NewReader(data), nil, int64(len(data))
+		}
 	}
 	if o.SharedPrefix > 0 {
 		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
@@ -162,11 +175,14 @@ func NewContext(ctx context.Context, o Options) (*Workload, error) {
 
 // Close releases the corpus file, if any.
 func (w *Workload) Close() error {
-	if w.corpus != nil {
-		return w.corpus.Close()
+	if w.file != nil {
+		return w.file.Close()
 	}
 	return nil
 }
+
+// smallCorpus is the size up to which a corpus is read into memory.
+const smallCorpus = 1 << 20
 
 // The streams of the seeded generators, apart for each use.
 const (
