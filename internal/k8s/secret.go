@@ -89,5 +89,4 @@ func secretURL(s string) bool {
 	return err == nil && (u.User != nil || u.RawQuery != "")
 }
 
-
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
