@@ -72,8 +72,8 @@ func Open(ctx context.Context, path string, limit int64) (*File, error) {
 }
 
 // OpenStream is Open for a file read as a stream, which may also be a
-// named pipe (a shell's <(zcat data.gz)): the pipe is opened without
-// waiting for a writer, and a read blocked on it returns once ctx is done.
+// named pipe (a shell's <(zcat data.gz), or mkfifo): opening it waits for
+// its writer and reading it for data, each until ctx is done.
 func OpenStream(ctx context.Context, path string, limit int64) (*File, error) {
 	return open(ctx, path, limit, true)
 }
@@ -96,9 +96,14 @@ func open(ctx context.Context, path string, limit int64, pipe bool) (*File, erro
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s is %s, over the %s cap for this kind of file: %w", path, size(st.Size()), size(limit), ErrTooLarge)
 	}
-	// O_NONBLOCK: should path have become a pipe since Stat, opening it
-	// does not wait for a writer (it has no effect on a regular file).
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	var f *os.File
+	if isPipe {
+		f, err = openPipe(ctx, path)
+	} else {
+		// O_NONBLOCK: should path have become a pipe since Stat, opening
+		// it does not wait for a writer (no effect on a regular file).
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +116,38 @@ func open(ctx context.Context, path string, limit int64, pipe bool) (*File, erro
 	}
 	file := &File{f: f, ctx: ctx, name: path, limit: limit, size: st.Size()}
 	if isPipe {
-		// The pipe is in the runtime's poller (opened non-blocking): a
-		// deadline in the past wakes a read waiting on it.
+		// The pipe is in the runtime's poller: a deadline in the past
+		// wakes a read waiting on it.
 		file.stop = context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
 	}
 	return file, nil
+}
+
+// openPipe opens a named pipe, which waits for its writer (a shell's
+// mkfifo with the writer started after tokperf), until ctx is done. An
+// open abandoned so stays waiting on its goroutine, and closes the pipe
+// should a writer come.
+func openPipe(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("opening %s: %w", path, ctx.Err())
+	}
 }
 
 // regular says, when st is not a regular file, what it is instead.

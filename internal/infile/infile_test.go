@@ -128,3 +128,55 @@ func TestReadStopsWithContext(t *testing.T) {
 		t.Fatal("a read from a pipe ignored the cancelled context")
 	}
 }
+
+// A named pipe read as a stream waits for a writer that comes late (a
+// shell's mkfifo, then the writer), and stops waiting when the context is
+// done.
+func TestOpenStreamPipe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "data.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		w.WriteString("late but whole\n")
+		w.Close()
+	}()
+	f, err := OpenStream(context.Background(), fifo, Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || string(data) != "late but whole\n" {
+		t.Fatalf("read %q, %v", data, err)
+	}
+
+	lonely := filepath.Join(dir, "lonely")
+	if err := syscall.Mkfifo(lonely, 0o600); err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := OpenStream(ctx, lonely, Stream); done <- err }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want the open stopped by the context", err)
+		}
+	case <-time.After(10 * time.Second): // wide for a busy machine; the bug waits forever
+		t.Fatal("opening a pipe with no writer ignored the context")
+	}
+	// Let the abandoned open end.
+	if w, err := os.OpenFile(lonely, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+	}
+}
