@@ -1,9 +1,10 @@
 // Package infile opens the files a user hands tokperf (datasets, result
 // files, other tools' files, tokenizers, configs) so that none of them can
 // hang or exhaust the process: what is not a regular file (a named pipe, a
-// device such as /dev/zero, a directory) is refused before it is read, a
-// file over its kind's size cap is refused from its size alone, and every
-// read stops when the context is done.
+// device such as /dev/zero, a directory) is refused before it is read (a
+// named pipe is let through where a stream is read: OpenStream), a file
+// over its kind's size cap is refused from its size alone, a read past the
+// cap fails, and every open and read stops when the context is done.
 //
 //	f, err := infile.Open(ctx, path, infile.Tokenizer)
 //	if err != nil {
