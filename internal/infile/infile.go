@@ -179,7 +179,7 @@ func regular(path string, st fs.FileInfo) error {
 // context's error once that is done.
 func (f *File) Read(p []byte) (int, error) {
 	if err := f.ctx.Err(); err != nil {
-		return 0, fmt.Errorf("reading %s: %w", f.name, err)
+		return 0, err // the caller names the file
 	}
 	if f.n >= f.limit {
 		var one [1]byte
@@ -194,7 +194,7 @@ func (f *File) Read(p []byte) (int, error) {
 	n, err := f.f.Read(p)
 	f.n += int64(n)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && f.ctx.Err() != nil {
-		err = fmt.Errorf("reading %s: %w", f.name, f.ctx.Err())
+		err = f.ctx.Err()
 	}
 	return n, err
 }
