@@ -62,6 +62,9 @@ type Integrity struct {
 	Truncated   bool `json:"truncated"`   // the last line was cut short
 	Ended       bool `json:"ended"`       // the end line is there
 	Interrupted bool `json:"interrupted"` // the run was stopped by a signal
+	// Duplicates are request lines skipped for repeating an id read
+	// before in the same file: counted once, never summed twice.
+	Duplicates int `json:"duplicates,omitempty"`
 }
 
 // Stage is one stage's figures with the server's and the GPUs' readings.
@@ -220,6 +223,9 @@ func (f *Fold) Figures(i int) summary.Stage {
 	st.Index = i
 	return st
 }
+
+// Duplicates adds n request lines the reader skipped for repeating an id.
+func (f *Fold) Duplicates(n int) { f.integ.Duplicates += n }
 
 // Integrity records what the reader found about the file's end.
 func (f *Fold) Integrity(truncated, ended, interrupted bool) {

@@ -21,13 +21,13 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"golang.org/x/net/http2"
 )
@@ -216,6 +216,21 @@ func New(cfg Config) (*Backend, error) {
 	return b, nil
 }
 
+// Under is route under the base URL's path, its query kept
+// (http://h/m?key=S and /metrics: http://h/m/metrics?key=S), for every URL
+// derived from the target's: /metrics, the clock probe, a DCGM path. A
+// base that does not parse gets route appended, for the request to fail
+// naming it.
+func Under(base, route string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(base, "/") + route
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + route
+	u.RawPath = ""
+	return u.String()
+}
+
 // routeURL puts route under the base URL's path, keeping its query.
 func routeURL(base, route string) (*url.URL, error) {
 	u, err := url.Parse(base)
@@ -246,7 +261,7 @@ func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 	}
 	c := &tls.Config{InsecureSkipVerify: insecure}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := infile.ReadAll(context.Background(), caFile, infile.Small)
 		if err != nil {
 			return nil, fmt.Errorf("--ca-cert: %w", err)
 		}

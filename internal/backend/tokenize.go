@@ -155,8 +155,14 @@ func (t *ServerTokenizer) post(ctx context.Context, url string, body, out any) e
 	if err != nil {
 		return fmt.Errorf("%s: %w", Redact(url), err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered HTTP %d: %.200s", Redact(url), resp.StatusCode, bytes.TrimSpace(data))
+	return answer(url, resp.StatusCode, data, out)
+}
+
+// answer decodes a tokenizer server's answer data, with its HTTP code,
+// into out; errors name the URL, redacted.
+func answer(url string, code int, data []byte, out any) error {
+	if code != http.StatusOK {
+		return fmt.Errorf("%s answered HTTP %d: %.200s", Redact(url), code, bytes.TrimSpace(data))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s: %v", Redact(url), err)

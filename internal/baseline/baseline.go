@@ -9,12 +9,13 @@
 package baseline
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
 
@@ -64,7 +65,7 @@ func Builtin() []Baseline {
 
 // Load reads a user's baselines file.
 func Load(path string) ([]Baseline, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadAll(context.Background(), path, infile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("reading baselines: %w", err)
 	}

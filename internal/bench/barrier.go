@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/tokperf/tokperf/internal/infile"
 )
 
 // The barrier is a directory on a file system all shards share. For each
@@ -178,7 +180,7 @@ func (b *barrier) wait(ctx context.Context, stage int) (time.Time, error) {
 		return at, b.sleepUntil(ctx, at)
 	}
 	for {
-		data, err := os.ReadFile(startFile)
+		data, err := infile.ReadAll(ctx, startFile, infile.Small) // a pipe or a device there is refused, not waited on
 		if err == nil {
 			st, err := parseBarrierStart(startFile, data)
 			if err != nil {
@@ -218,7 +220,7 @@ func (b *barrier) missing(dir string) ([]int, error) {
 	var out []int
 	for i := range b.shard.Count {
 		name := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
-		data, err := os.ReadFile(name)
+		data, err := infile.ReadAll(context.Background(), name, infile.Small)
 		if errors.Is(err, fs.ErrNotExist) {
 			out = append(out, i)
 			continue

@@ -254,6 +254,11 @@ func checkProxy(target string, getenv func(string) string) error {
 		"or give --proxy %s to measure through it on purpose", backend.Redact(p.String()), backend.Redact(target), u.Hostname(), backend.Redact(p.String()))
 }
 
+// Redact masks the credentials in a URL (user info, query values), for
+// what tokperf prints or writes: backend.Redact, for the packages that do
+// not speak HTTP.
+func Redact(url string) string { return backend.Redact(url) }
+
 // Session is a connection to the target: the embedded simulator started
 // when there is no URL, the server detected, the setup so far.
 type Session struct {
@@ -496,8 +501,3 @@ func machine() record.Machine {
 	host, _ := os.Hostname()
 	return record.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 }
-
-// Redact is a URL with its user's credentials and its query values hidden,
-// for messages and result files (the command line's, which reaches no
-// backend itself).
-func Redact(url string) string { return backend.Redact(url) }

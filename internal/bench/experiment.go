@@ -499,7 +499,7 @@ func readFoldOf(ctx context.Context, path string, samples bool) (*analyze.Fold, 
 // readFoldEach is readFoldOf that also hands each record to each (when
 // set) as it is folded.
 func readFoldEach(ctx context.Context, path string, samples bool, each func(*results.Header, *record.Record)) (*analyze.Fold, error) {
-	r, f, err := results.Open(path)
+	r, f, err := results.OpenContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -532,6 +532,7 @@ func readFoldEach(ctx context.Context, path string, samples bool, each func(*res
 	fold.Slices(r.Slices())
 	end := r.End()
 	fold.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
+	fold.Duplicates(r.Duplicates())
 	return fold, nil
 }
 

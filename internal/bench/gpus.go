@@ -20,7 +20,7 @@ var dcgmEvery = 250 * time.Millisecond
 func (s *Session) gpuMetricsURL() string {
 	u := s.t.GPUMetrics
 	if strings.HasPrefix(u, "/") {
-		return strings.TrimSuffix(s.base, "/") + u
+		return backend.Under(s.base, u)
 	}
 	return u
 }

@@ -141,7 +141,7 @@ func MergeShards(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 		for _, st := range sh.Stages {
 			total[st.Stage] = st
 		}
-		r, file, err := results.Open(f.path)
+		r, file, err := results.OpenContext(ctx, f.path)
 		if err != nil {
 			return nil, err
 		}
@@ -168,6 +168,8 @@ func MergeShards(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 		own.GPU(r.GPU())
 		end := r.End()
 		own.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
+		own.Duplicates(r.Duplicates())
+		fold.Duplicates(r.Duplicates())
 		truncated, ended, interrupted = truncated || r.Truncated(), ended && end != nil, interrupted || (end != nil && end.Interrupted)
 		if i == 0 {
 			// Every shard reads the one server's /metrics and GPUs: shard

@@ -122,11 +122,11 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
 		debug.FreeOSMemory() // the peak below starts from what is in use
 		peak := resetPeakRSS()
-		lateBefore, _ := telemetry.Scrape(ctx, client, url+"/metrics", engine.Metrics{})
+		lateBefore, _ := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{})
 		cpu0 := cpuTime()
 		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
 		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
-		if lateAfter, err := telemetry.Scrape(ctx, client, url+"/metrics", engine.Metrics{}); err == nil && lateBefore != nil {
+		if lateAfter, err := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{}); err == nil && lateBefore != nil {
 			l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
 			l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
 		}

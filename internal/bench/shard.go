@@ -193,7 +193,7 @@ func (s *Shard) plans(all []runner.Plan) ([]runner.Plan, []record.ShardStage) {
 func (s *Shard) start(ctx context.Context, sess *Session, shares []record.ShardStage, progress io.Writer) (*record.Shard, *barrier) {
 	url, client := s.ClockURL, sess.client
 	if url == "" {
-		url = sess.base + "/v1/models"
+		url = backend.Under(sess.base, "/v1/models")
 	} else {
 		// Another server: none of the target's headers (credentials) go
 		// to it; https is verified as the target's is.

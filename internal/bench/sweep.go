@@ -349,7 +349,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	names := engine.MetricNames(setup.Server.Engine)
 	scrape := false
 	if names.Generated != "" {
-		_, err := telemetry.Scrape(ctx, sess.client, sess.base+"/metrics", names)
+		_, err := telemetry.Scrape(ctx, sess.client, backend.Under(sess.base, "/metrics"), names)
 		scrape = err == nil
 	}
 	var figures []summary.Stage
@@ -386,7 +386,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 		var watch *telemetry.Watcher
 		if scrape {
 			// A slice needs a dozen scrapes, not one a second.
-			watch = telemetry.Watch(ctx, sess.client, sess.base+"/metrics", names, clock, p.Index, max(time.Second, cfg.Load.Slice/12))
+			watch = telemetry.Watch(ctx, sess.client, backend.Under(sess.base, "/metrics"), names, clock, p.Index, max(time.Second, cfg.Load.Slice/12))
 		}
 		if cfg.Prompts != nil && r.Conversations == nil {
 			// Prompts are built before the stage's schedule starts, so

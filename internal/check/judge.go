@@ -2,12 +2,14 @@ package check
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"regexp"
 	"strings"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -46,13 +48,18 @@ func Items(seed int64, n int) []Item {
 // ReadEval reads the user's own questions: JSON Lines of {"prompt",
 // "expected"} or {"prompt", "regex"}.
 func ReadEval(path string) ([]Item, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(context.Background(), path, infile.Records)
 	if err != nil {
 		return nil, fmt.Errorf("reading the eval file: %w", err)
 	}
 	defer f.Close()
+	return ParseEval(f, path)
+}
+
+// ParseEval is ReadEval over r, with name for the messages.
+func ParseEval(r io.Reader, path string) ([]Item, error) {
 	var out []Item
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -75,6 +82,7 @@ func ReadEval(path string) ([]Item, error) {
 		case (l.Expected == "") == (l.Regex == ""):
 			return nil, fmt.Errorf("%s: give exactly one of expected or regex", where)
 		case l.Regex != "":
+			var err error
 			if item.Regex, err = regexp.Compile(l.Regex); err != nil {
 				return nil, fmt.Errorf("%s: field regex: %v", where, err)
 			}

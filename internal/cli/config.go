@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
@@ -33,7 +33,9 @@ func applyConfig(fs *flagSet, path string) error {
 	if path == "" {
 		return nil
 	}
-	data, err := readLimited(path, maxConfigSize)
+	// Opened through infile: a named pipe or a device is refused, not
+	// waited on.
+	data, err := infile.ReadAll(context.Background(), path, maxConfigSize)
 	if err != nil {
 		return usagef("--config: %v", err)
 	}
@@ -141,22 +143,6 @@ func scalar(v any) (string, error) {
 		return string(b), err
 	}
 	return "", fmt.Errorf("want a value or a list of values, not %T", v)
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes: not a config file", path, limit)
-	}
-	return data, nil
 }
 
 // configCmd is tokperf config print: the effective configuration of a run
@@ -304,10 +290,23 @@ func printConfig(w io.Writer, fs *flagSet, from string) {
 			return
 		}
 		line := f.Name + ": " + yamlValue(f)
+		if v := f.Value.String(); f.Value.Type() == "string" && isURL(v) {
+			if r := bench.Redact(v); r != v {
+				fmt.Fprintf(w, "# %s: its credentials (user info, query values) are printed as xxxxx: put them back\n", f.Name)
+				line = f.Name + ": " + strconv.Quote(r)
+			}
+		}
 		if f.Value.Type() == "'Name: value'" || strings.Contains(f.Value.Type(), "JSON") {
 			line = repeatedYAML(f)
 			if line == "" {
 				return
+			}
+		}
+		if h, ok := f.Value.(*headers); ok {
+			for _, x := range *h {
+				if secretHeader(x.Name) {
+					fmt.Fprintf(w, "# header: %s looks like a credential: its value is printed as xxxxx: put it back\n", x.Name)
+				}
 			}
 		}
 		if fs.Changed(f.Name) {
@@ -325,6 +324,28 @@ func printConfig(w io.Writer, fs *flagSet, from string) {
 	for _, l := range rest {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// secretHeader says whether a header's value is likely a credential:
+// Authorization, Cookie, and names that end in Key, Token or Secret.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, end := range []string{"key", "token", "secret", "password"} {
+		if strings.HasSuffix(n, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// isURL says whether v is an http or https URL, whose query may hold a
+// key.
+func isURL(v string) bool {
+	return strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://")
 }
 
 func yamlValue(f *pflag.Flag) string {
@@ -348,7 +369,11 @@ func repeatedYAML(f *pflag.Flag) string {
 	switch v := f.Value.(type) {
 	case *headers:
 		for _, h := range *v {
-			items = append(items, strconv.Quote(h.Name+": "+h.Value))
+			value := h.Value
+			if secretHeader(h.Name) {
+				value = "xxxxx"
+			}
+			items = append(items, strconv.Quote(h.Name+": "+value))
 		}
 	case *extraBody:
 		for _, x := range *v {

@@ -171,7 +171,7 @@ func experimentPlan(ctx context.Context, f *experiment.File) (*bench.ExperimentP
 			l.layer(f.Sweep, f.SweepAt)
 			l.layer(c.Sweep, at)
 			l.layer(w, fmt.Sprintf("workloads[%d]", j))
-			wp, levels, err := sweepPlan(f, &l, "sweep")
+			wp, levels, err := sweepPlan(ctx, f, &l, "sweep")
 			if err != nil {
 				return nil, err
 			}
@@ -186,7 +186,7 @@ func experimentPlan(ctx context.Context, f *experiment.File) (*bench.ExperimentP
 			l.layer(f.Sweep, f.SweepAt, loadKeys...)
 			l.layer(c.Sweep, at, loadKeys...)
 			l.layer(f.Soak, "soak")
-			wp, _, err := sweepPlan(f, &l, "soak")
+			wp, _, err := sweepPlan(ctx, f, &l, "soak")
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +208,7 @@ func experimentPlan(ctx context.Context, f *experiment.File) (*bench.ExperimentP
 
 // sweepPlan is one sweep of the experiment (cmd sweep or soak) from its
 // keys, checked as the command's flags are, and its levels.
-func sweepPlan(file *experiment.File, l *located, cmd string) (bench.WorkloadPlan, []int, error) {
+func sweepPlan(ctx context.Context, file *experiment.File, l *located, cmd string) (bench.WorkloadPlan, []int, error) {
 	fs := newFlags(cmd)
 	var f loadFlags
 	f.register(fs, cmd)
@@ -226,11 +226,11 @@ func sweepPlan(file *experiment.File, l *located, cmd string) (bench.WorkloadPla
 	}
 	build := func(seed int64) (bench.SweepConfig, error) {
 		f.seed = seed
-		prompts, err := f.prompts()
+		prompts, err := f.prompts(ctx)
 		if err != nil {
 			return bench.SweepConfig{}, err
 		}
-		return bench.SweepConfig{Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo()}, nil
+		return bench.SweepConfig{Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo()}, nil
 	}
 	// Build once now, so a bad dataset or tokenizer is told before any
 	// server starts.

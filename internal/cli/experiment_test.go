@@ -93,9 +93,16 @@ func TestBadExperimentFile(t *testing.T) {
 	}
 }
 
+// simLate finds the simulator's warning that it fell behind real time,
+// with the share of its steps that ran late.
+var simLate = regexp.MustCompile(`the simulated server fell behind real time: \d+ of its \d+ engine steps ran late \(([\d.]+)%`)
+
 // The example's A/B, with free ports and shorter outputs: MTP wins at C=1
 // and its gain shrinks at C=32.
 func TestExperimentMTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: two simulators and a sweep of each")
+	}
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	a, b := freePort(t), freePort(t)
@@ -130,6 +137,16 @@ check:
 		g32 = 1 // ~: no significant difference
 	}
 	if g1 < 1.5 || g32 >= g1 {
-		t.Errorf("MTP gain %.2f× at C=1 and %.2f× at C=32: want a win at C=1 that shrinks", g1, g32)
+		// The gain is the simulators' model only while they keep real
+		// time: one starved of CPU by other work says so, and its figures
+		// describe the machine, not the model.
+		if late := simLate.FindAllStringSubmatch(string(out), -1); len(late) > 0 {
+			for _, l := range late {
+				if pct, _ := strconv.ParseFloat(l[1], 64); pct >= 5 {
+					t.Skipf("a simulator fell behind real time (%s%% of its steps late): the machine is too busy to judge the model's gain (%.2f× at C=1, %.2f× at C=32)", l[1], g1, g32)
+				}
+			}
+		}
+		t.Errorf("MTP gain %.2f× at C=1 and %.2f× at C=32: want a win at C=1 that shrinks\n%s", g1, g32, out)
 	}
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/schedule"
@@ -229,7 +230,7 @@ func (f *targetFlags) check() error {
 		return usagef("give --api-key or --api-key-file, not both")
 	}
 	if f.apiKeyFile != "" {
-		b, err := os.ReadFile(f.apiKeyFile)
+		b, err := infile.ReadAll(context.Background(), f.apiKeyFile, infile.Small)
 		if err != nil {
 			return usagef("--api-key-file: %v", err)
 		}
@@ -506,13 +507,34 @@ func (f *loadFlags) checkSizes() error {
 	case f.maxStage < 0:
 		return usagef("--max-stage-time must not be negative")
 	}
+	for i, c := range f.conc {
+		if c > maxLevel {
+			return usagef("-c %d: more than the %d requests one tokperf keeps in flight (each holds a connection); shard the load: tokperf k8s", c, maxLevel)
+		}
+		// A closed-loop stage of n requests never has more than n in
+		// flight: a higher level is never reached, and its warm-up round
+		// (one request a slot) would be all the stage's time.
+		if len(f.requests) == 0 || len(f.rates) > 0 || f.duration > 0 || f.untilSaturated {
+			continue
+		}
+		n := f.requests[0]
+		if len(f.requests) > 1 {
+			n = f.requests[i]
+		}
+		if n > 0 && c > n {
+			return usagef("-c %d: a stage of %d requests never has more than %d in flight, so the level is not reached: give -c %d or less, or --requests %d or more", c, n, n, n, c)
+		}
+	}
 	return nil
 }
+
+// maxLevel is the highest concurrency one tokperf process runs.
+const maxLevel = 1_000_000
 
 // prompts is the workload of realistic text, a corpus or a dataset, or nil
 // for the fixed word list (whose prompts are one word a token on the
 // simulator, as the golden files and the seed reproduction expect).
-func (f *loadFlags) prompts() (*workload.Workload, error) {
+func (f *loadFlags) prompts(ctx context.Context) (*workload.Workload, error) {
 	_, fixedIn := f.inputTokens.l.Fixed()
 	_, fixedOut := f.outputTokens.l.Fixed()
 	if f.text == "words" && f.corpus == "" && f.dataset == "" && f.tokenizer == "" && f.loaded == nil && !f.convFlags.on() && fixedIn && fixedOut {
@@ -533,19 +555,19 @@ func (f *loadFlags) prompts() (*workload.Workload, error) {
 		}
 		tok, f.tok = t, t
 	}
-	return f.workloadWith(format, tok)
+	return f.workloadWith(ctx, format, tok)
 }
 
 // workloadWith is the workload of the flags, counted by tok.
-func (f *loadFlags) workloadWith(format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
-	return workload.New(workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
+func (f *loadFlags) workloadWith(ctx context.Context, format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
+	return workload.NewContext(ctx, workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
 		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
 // (--tokenizer server); nil otherwise.
-func (f *loadFlags) serverPrompts() func(workload.Tokenizer) (*workload.Workload, error) {
+func (f *loadFlags) serverPrompts(ctx context.Context) func(workload.Tokenizer) (*workload.Workload, error) {
 	if f.tokenizer != "server" {
 		return nil
 	}
@@ -554,7 +576,7 @@ func (f *loadFlags) serverPrompts() func(workload.Tokenizer) (*workload.Workload
 		if err != nil {
 			return nil, usagef("--dataset-format: %v", err)
 		}
-		return f.workloadWith(format, tok)
+		return f.workloadWith(ctx, format, tok)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/memnet"
@@ -258,6 +260,70 @@ func TestConfigErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errw, tc.want) {
 			t.Errorf("%q: exit %d, %q, want %q", tc.yaml, code, errw, tc.want)
 		}
+	}
+}
+
+// A named pipe given as --config is refused at once, not waited on for a
+// writer that never comes (the open used to block, deaf to SIGINT).
+func TestConfigPipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan struct{})
+	var errw string
+	var code int
+	go func() { _, errw, code = runCLI(t, "sweep", "--config", path); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second): // wide for a busy machine; the bug hangs forever
+		t.Fatal("--config with a named pipe hung")
+	}
+	if code != exitUsage || !strings.Contains(errw, "is a named pipe: want a regular file") {
+		t.Errorf("exit %d, %q", code, errw)
+	}
+}
+
+// config print masks what looks like a credential: the values of
+// Authorization, Cookie and *-Key/*-Token headers, a URL's user info and
+// query values; other headers are kept, and each mask is said.
+func TestConfigPrintRedacts(t *testing.T) {
+	out, errw, code := runCLI(t, "config", "print", "--url", "http://user:pw@h:8000/v1?key=S3CRET",
+		"--header", "Authorization: Bearer sk-S3CRET", "--header", "X-Api-Key: S3CRET", "--header", "Cookie: s=S3CRET",
+		"--header", "X-Auth-Token: S3CRET", "--header", "X-Tenant: bench")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	if strings.Contains(out, "S3CRET") || strings.Contains(out, "pw@") {
+		t.Errorf("a secret is printed:\n%s", out)
+	}
+	for _, want := range []string{`url: "http://xxxxx@h:8000/v1?key=xxxxx"`, `"Authorization: xxxxx"`, `"X-Api-Key: xxxxx"`, `"Cookie: xxxxx"`,
+		`"X-Auth-Token: xxxxx"`, `"X-Tenant: bench"`, "# header: Authorization looks like a credential", "# url: its credentials"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
+// A level the plan cannot reach is refused at once, naming the fix: -c
+// 10000000 --requests 2 used to be accepted and run 42 s of warm-up.
+func TestConcurrencyBeyondPlan(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"beyond its requests", []string{"-c", "10000000", "--requests", "2"}, "-c 10000000: more than the 1000000 requests one tokperf keeps in flight"},
+		{"beyond one process", []string{"-c", "2000000", "--duration", "1s"}, "-c 2000000: more than the 1000000"},
+		{"one stage of a list", []string{"-c", "1,64", "--requests", "8"}, "-c 64: a stage of 8 requests never has more than 8 in flight"},
+		{"per stage", []string{"-c", "1,4", "--requests", "2,3"}, "-c 4: a stage of 3 requests never has more than 3 in flight"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, errw, code := runCLI(t, append([]string{"sweep"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(errw, c.want) {
+				t.Errorf("exit %d, %q, want %q", code, errw, c.want)
+			}
+		})
 	}
 }
 

@@ -70,6 +70,9 @@ func TestSoakFlagErrors(t *testing.T) {
 // The real binary, killed with SIGKILL in the middle of a soak: every
 // slice line it wrote reads back whole, and report renders them.
 func TestBinarySoakKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time: a soak of the real binary, killed after 3 slices")
+	}
 	bin := buildBinary(t)
 	file := filepath.Join(t.TempDir(), "soak.jsonl")
 	cmd := exec.Command(bin, "soak", "--sim-profile", "tiny", "-c", "2", "--output-tokens", "20", "--slice", "1s", "--duration", "1m", "-o", file)
@@ -78,7 +81,7 @@ func TestBinarySoakKilled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second) // wide: a busy machine starts the binary and the simulator slowly
 	for {
 		b, _ := os.ReadFile(file)
 		if bytes.Count(b, []byte(`{"type":"slice"`)) >= 3 {
@@ -86,7 +89,7 @@ func TestBinarySoakKilled(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no three slices after 30 s:\n%s", stderr.String())
+			t.Fatalf("no three slices after 90 s:\n%s", stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -108,10 +111,18 @@ func TestBinarySoakKilled(t *testing.T) {
 	if len(got) < 3 || len(got) < progress {
 		t.Fatalf("%d slices read back, %d announced", len(got), progress)
 	}
+	// A machine busy with other work may starve the simulator for a whole
+	// second, leaving a slice without a finished request: each slice must
+	// be in order and whole, and the run as a whole must have measured.
+	measured := 0
 	for i, s := range got {
-		if s.Index != i || s.Requests == 0 || s.TTFT.N == 0 {
+		if s.Index != i || (s.Requests > 0) != (s.TTFT.N > 0 || s.Errors > 0) {
 			t.Errorf("slice %d: %+v", i, s)
 		}
+		measured += s.Requests
+	}
+	if measured == 0 {
+		t.Errorf("no slice has a request: %+v", got)
 	}
 	out, err := exec.Command(bin, "report", file).Output()
 	if err != nil || !strings.Contains(string(out), "time slices of 1s") || !strings.Contains(string(out), "has no end line") {

@@ -48,14 +48,14 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		}
 		fmt.Fprintf(e.stderr, "debug: http://%s/debug/pprof/ and /debug/vars\n", addr)
 	}
-	prompts, err := f.prompts()
+	prompts, err := f.prompts(ctx)
 	if err != nil {
 		return err
 	}
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: shard}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: shard}, benv)
 	if run == nil {
 		return err
 	}

@@ -10,6 +10,7 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
 
@@ -126,7 +128,7 @@ func WorkloadName(k Keys) string {
 
 // Load reads and checks an experiment file; errors name file, line and field.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadAll(context.Background(), path, infile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("reading the experiment: %w", err)
 	}

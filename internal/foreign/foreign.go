@@ -19,16 +19,17 @@ package foreign
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -50,7 +51,7 @@ const sniffBytes = 1 << 20
 // Sniff says which tool wrote the file at path, from its first keys; ""
 // when it is none of them (a tokperf result file, or anything else).
 func Sniff(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(context.Background(), path, infile.Stream)
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +167,7 @@ func skipRest(dec *json.Decoder) error {
 // Read reads another tool's result file into a run, its format told by
 // content. Errors name the file, the line and the field.
 func Read(path string) (*analyze.Run, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(context.Background(), path, infile.Stream)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +186,14 @@ func ReadFrom(r io.Reader, name string) (*analyze.Run, error) {
 	case AIPerfRecs:
 		return readAIPerfRecords(br, name)
 	case GuideLLM, AIPerf:
-		data, err := io.ReadAll(br)
+		// Read whole, so bounded: a report decodes to a few times its size.
+		if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > infile.Whole {
+			return nil, fmt.Errorf("reading %s: %d MiB, over the %d MiB a %s report may be: %w", name, s.Size()>>20, infile.Whole>>20, tool, infile.ErrTooLarge)
+		}
+		data, err := io.ReadAll(io.LimitReader(br, infile.Whole+1))
+		if err == nil && int64(len(data)) > infile.Whole {
+			err = fmt.Errorf("over the %d MiB a %s report may be: %w", infile.Whole>>20, tool, infile.ErrTooLarge)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)
 		}
@@ -207,7 +215,10 @@ func ReadFrom(r io.Reader, name string) (*analyze.Run, error) {
 func lines(r *bufio.Reader, name string, each func(line []byte, n int) error) error {
 	n := 0
 	for {
-		b, err := r.ReadBytes('\n')
+		b, err := readLine(r, maxLine)
+		if errors.Is(err, infile.ErrTooLarge) {
+			return fmt.Errorf("%s line %d: %w", name, n+1, err)
+		}
 		if len(b) > 0 {
 			n++
 			if t := bytes.TrimSpace(b); len(t) > 0 {
@@ -221,6 +232,26 @@ func lines(r *bufio.Reader, name string, each func(line []byte, n int) error) er
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s line %d: %w", name, n+1, err)
+		}
+	}
+}
+
+// maxLine caps one line of a JSON Lines file: a detailed vLLM line holds
+// every request's text, a few hundred MB for the largest runs.
+var maxLine = 512 << 20 // a variable for its test
+
+// readLine is r.ReadBytes('\n') that fails with infile.ErrTooLarge rather than
+// grow past limit bytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return nil, fmt.Errorf("a line over %d MiB: not a result line: %w", limit>>20, infile.ErrTooLarge)
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }

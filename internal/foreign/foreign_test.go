@@ -331,3 +331,37 @@ func TestBlankNames(t *testing.T) {
 		}
 	}
 }
+
+// Files that would exhaust memory are refused with one line, without
+// being read: a link to /dev/zero, a GuideLLM report of 3 GB (sparse: it
+// costs no disk), a vLLM line longer than the line cap.
+func TestReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Skip(err)
+	}
+	huge := filepath.Join(dir, "guidellm.json")
+	if err := os.WriteFile(huge, []byte(`{"metadata": {}, "benchmarks": [`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 3<<30); err != nil {
+		t.Skip(err)
+	}
+	long := filepath.Join(dir, "vllm.jsonl")
+	line := `{"model_id": "m", "mean_ttft_ms": 1, "x": "` + strings.Repeat("a", 4<<10) + `"}` + "\n"
+	os.WriteFile(long, []byte(line), 0o600)
+	defer func(n int) { maxLine = n }(maxLine)
+	maxLine = 1 << 10
+	for _, c := range []struct{ name, path, want string }{
+		{"device", zero, "is a character device"},
+		{"huge report", huge, "over the 1024 MiB a guidellm report may be"},
+		{"long line", long, "vllm.jsonl line 1: a line over"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Read(c.path); err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
+				t.Fatalf("got %v, want one line saying %q", err, c.want)
+			}
+		})
+	}
+}

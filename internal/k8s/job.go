@@ -176,7 +176,15 @@ func (j Job) ResultFile(i string) string {
 // $(JOB_COMPLETION_INDEX) for the shard's index.
 func (j Job) Args() []string {
 	var args []string
-	for _, a := range j.Bench {
+	k := 0
+	for i, a := range j.Bench {
+		if s := credentials(j.Bench)[i]; s != nil {
+			// The credential comes from the Secret, by its variable.
+			k++
+			a = strings.ReplaceAll(s.before, "$", "$$") + "$(" + secretVar(k) + ")"
+			args = append(args, a)
+			continue
+		}
 		args = append(args, strings.ReplaceAll(a, "$", "$$"))
 	}
 	index := "$(" + IndexVar + ")"
@@ -255,6 +263,26 @@ func (j Job) labels() map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "tokperf", "app.kubernetes.io/instance": j.Name}
 }
 
+// secrets are the credentials in the benchmark's flags, in order.
+func (j Job) secrets() []*secretArg {
+	var out []*secretArg
+	for _, s := range credentials(j.Bench) {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// secretName is the Secret the flags' credentials are read from: the API
+// key's, or NAME-credentials.
+func (j Job) secretName() string {
+	if j.APIKeySecret != "" {
+		return j.APIKeySecret
+	}
+	return j.Name + "-credentials"
+}
+
 // Write writes the Job's manifest as YAML, with a comment saying how to
 // run it and collect the results.
 func (j Job) Write(w io.Writer) error {
@@ -276,6 +304,13 @@ func (j Job) comment() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# tokperf %s as %d shards (run %s), one pod per shard on different nodes.\n", j.Bench[0], j.Shards, j.RunID)
+	if cs := j.secrets(); len(cs) > 0 {
+		fmt.Fprintf(&b, "# The flags' credentials are not in this file: they are read from Secret %s, made first:\n#   kubectl%s create secret generic %s", j.secretName(), ns, j.secretName())
+		for _, s := range cs {
+			fmt.Fprintf(&b, " --from-literal=%s='<%s>'", s.key, s.what)
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "#   kubectl%s apply -f job.yaml\n", ns)
 	fmt.Fprintf(&b, "#   kubectl%s wait --for=condition=complete --timeout=2h job/%s\n", ns, j.Name)
 	if j.Claim == "" {

@@ -135,6 +135,9 @@ func (j Job) podSpec() podSpec {
 	if j.APIKeySecret != "" {
 		env = append(env, envVar{Name: "OPENAI_API_KEY", ValueFrom: envSource{SecretKeyRef: &secretKeyRef{Name: j.APIKeySecret, Key: j.APIKeyKey}}})
 	}
+	for i, s := range j.secrets() {
+		env = append(env, envVar{Name: secretVar(i + 1), ValueFrom: envSource{SecretKeyRef: &secretKeyRef{Name: j.secretName(), Key: s.key}}})
+	}
 	// Requests equal to limits: guaranteed QoS, so the load generator has
 	// its CPUs (and, with whole CPUs and the static CPU manager, its own cores).
 	res := map[string]string{"cpu": j.CPU, "memory": j.Memory}

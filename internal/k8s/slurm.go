@@ -75,7 +75,16 @@ func (b Batch) ResultFile(i string) string { return b.run() + "/shard-" + i + ".
 
 // Args are tokperf's arguments in array task index (a shell expression).
 func (b Batch) Args(index string) []string {
-	return append(append([]string(nil), b.Bench...), shardFlags(index, b.Shards, b.RunID, b.StartAt, b.run()+"/barrier", b.ResultFile(index))...)
+	bench := append([]string(nil), b.Bench...)
+	k := 0
+	for i, s := range credentials(b.Bench) {
+		if s != nil {
+			// Marked for Write, which puts the variable in its place.
+			k++
+			bench[i] = s.before + "\x01" + strconv.Itoa(k) + "\x01"
+		}
+	}
+	return append(bench, shardFlags(index, b.Shards, b.RunID, b.StartAt, b.run()+"/barrier", b.ResultFile(index))...)
 }
 
 // TaskArgs are tokperf's arguments in array task index, the index
@@ -101,7 +110,17 @@ func (b Batch) Write(w io.Writer) error {
 	if b.Time != "" {
 		fmt.Fprintf(&s, "#SBATCH --time=%s\n", b.Time)
 	}
-	fmt.Fprintf(&s, "set -euo pipefail\nmkdir -p %s\n", shellQuote(b.run()))
+	fmt.Fprintf(&s, "set -euo pipefail\n")
+	k := 0
+	for _, c := range credentials(b.Bench) {
+		if c != nil {
+			// The credentials are not in the script: sbatch passes the
+			// submitting shell's environment on.
+			k++
+			fmt.Fprintf(&s, ": \"${%s:?export it before sbatch: %s}\"\n", secretVar(k), c.what)
+		}
+	}
+	fmt.Fprintf(&s, "mkdir -p %s\n", shellQuote(b.run()))
 	// Every argument is quoted for the shell; the index is expanded.
 	index := "${" + IndexVarSlurm + "}"
 	words := []string{"exec", shellQuote(b.Command)}
@@ -109,6 +128,11 @@ func (b Batch) Write(w io.Writer) error {
 		q := shellQuote(a)
 		if strings.Contains(a, "\x00") { // ours: no quotes inside
 			q = strings.ReplaceAll(strings.ReplaceAll(q, "\x00", `'"`+index+`"'`), "''", "")
+		}
+		if before, num, ok := strings.Cut(a, "\x01"); ok { // a credential, by its variable
+			num = strings.TrimSuffix(num, "\x01")
+			q = shellQuote(before) + `"${` + secretVar(atoi(num)) + `}"`
+			q = strings.TrimPrefix(q, "''")
 		}
 		words = append(words, q)
 	}

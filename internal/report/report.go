@@ -389,6 +389,9 @@ func Notes(r *analyze.Run) []string {
 	if r.Integrity.Truncated {
 		out = append(out, fmt.Sprintf("note: the last line of %s was cut short (the run crashed or was killed mid-write); it was skipped", r.File))
 	}
+	if n := r.Integrity.Duplicates; n > 0 {
+		out = append(out, fmt.Sprintf("note: %d request lines of %s repeat the id of one before them (corrupted or concatenated); they were skipped, the first of each kept", n, r.File))
+	}
 	if !r.Integrity.Ended {
 		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %s kept", r.File, plural(r.Integrity.Records, "finished request")))
 	} else if r.Integrity.Interrupted {

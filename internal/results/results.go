@@ -14,6 +14,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,9 +22,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -127,7 +130,7 @@ type line struct {
 	FirstContent *int64               `json:"first_content_ns,omitempty"`
 	LastToken    *int64               `json:"last_token_ns,omitempty"`
 	Done         int64                `json:"done_ns"`
-	Chunks       [][2]int64           `json:"chunks"`
+	Chunks       chunks               `json:"chunks"`
 	OutputTokens int                  `json:"output_tokens"`
 	OutputSource string               `json:"output_source"`
 	ChunkSource  string               `json:"chunk_source"`
@@ -152,6 +155,87 @@ type line struct {
 	Endpoint     string               `json:"endpoint,omitempty"`
 	Text         string               `json:"text,omitempty"`
 	Server       *record.ServerTiming `json:"server,omitempty"`
+}
+
+// chunks are a request's [offset_ns, tokens] pairs, decoded by hand: a
+// request may have a million, which reflection decodes slowly, and a
+// hostile line more than MaxChunks, refused as soon as it has that many.
+type chunks [][2]int64
+
+// UnmarshalJSON reads [[offset, tokens], ...] of whole numbers, or null.
+func (c *chunks) UnmarshalJSON(b []byte) error {
+	i := 0
+	space := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	want := func(ch byte) error {
+		if space(); i >= len(b) || b[i] != ch {
+			return fmt.Errorf("chunks: at byte %d: want %q", i, ch)
+		}
+		i++
+		return nil
+	}
+	number := func() (int64, error) {
+		space()
+		start := i
+		if i < len(b) && b[i] == '-' {
+			i++
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		v, err := strconv.ParseInt(string(b[start:i]), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("chunks: at byte %d: want a whole number of 64 bits", start)
+		}
+		return v, nil
+	}
+	if space(); bytes.Equal(b[i:], []byte("null")) {
+		*c = nil
+		return nil
+	}
+	if err := want('['); err != nil {
+		return err
+	}
+	out := make(chunks, 0, min(bytes.Count(b, []byte("[")), MaxChunks+1))
+	if space(); i < len(b) && b[i] == ']' {
+		*c = out
+		return nil
+	}
+	for {
+		if len(out) == MaxChunks {
+			return fmt.Errorf("chunks: more than the %d one request can have", MaxChunks)
+		}
+		if err := want('['); err != nil {
+			return err
+		}
+		at, err := number()
+		if err != nil {
+			return err
+		}
+		if err := want(','); err != nil {
+			return err
+		}
+		n, err := number()
+		if err != nil {
+			return err
+		}
+		if err := want(']'); err != nil {
+			return err
+		}
+		out = append(out, [2]int64{at, n})
+		if space(); i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if err := want(']'); err != nil {
+			return err
+		}
+		*c = out
+		return nil
+	}
 }
 
 func opt(d time.Duration) *int64 {
@@ -315,7 +399,27 @@ type Reader struct {
 	// JSON, an error unless the header says stdout.
 	skipped int
 	text    error
+	// seen are the request ids read (a file holds each once); dups
+	// counts the lines skipped for repeating one.
+	seen map[int]struct{}
+	dups int
 }
+
+// The bounds of what a run writes, past which a line is refused: a file
+// past them was corrupted or made by hand, and summing it would give
+// absurd figures (a TTFT of 146 years from one first_token_ns of 2^62).
+const (
+	// MaxOffset bounds every time in a request line: a run of a year.
+	MaxOffset = 366 * 24 * time.Hour
+	// MaxStage bounds a stage index: far more levels than any sweep.
+	MaxStage = 100_000
+	// MaxChunks bounds one request's chunks: MaxLength tokens (2^20)
+	// one to a chunk, and a few more that carry none.
+	MaxChunks = 1<<20 + 1024
+	// MaxClockOffset bounds a shard's clock offset from the server: a
+	// machine a day out has no clock worth placing requests by.
+	MaxClockOffset = 24 * time.Hour
+)
 
 // Slices are the time slices read so far.
 func (r *Reader) Slices() []record.Slice { return r.slices }
@@ -326,6 +430,10 @@ func (r *Reader) GPU() []record.GPUSample { return r.gpu }
 // Metrics are the server metrics samples read so far.
 func (r *Reader) Metrics() []record.ServerSample { return r.metrics }
 
+// Duplicates is how many request lines were skipped for repeating the id
+// of one read before (the first is kept): never summed twice.
+func (r *Reader) Duplicates() int { return r.dups }
+
 // NewReader reads from r; name is used in errors ("run.jsonl line 12: …").
 func NewReader(r io.Reader, name string) *Reader {
 	sc := bufio.NewScanner(r)
@@ -333,9 +441,15 @@ func NewReader(r io.Reader, name string) *Reader {
 	return &Reader{sc: sc, name: name}
 }
 
-// Open opens a result file for reading; close the returned file.
-func Open(path string) (*Reader, *os.File, error) {
-	f, err := os.Open(path)
+// Open opens a result file for reading; close the returned file. A named
+// pipe is read as a stream; a device or a directory is refused.
+func Open(path string) (*Reader, io.Closer, error) {
+	return OpenContext(context.Background(), path)
+}
+
+// OpenContext is Open whose reads stop once ctx is done.
+func OpenContext(ctx context.Context, path string) (*Reader, io.Closer, error) {
+	f, err := infile.OpenStream(ctx, path, infile.Stream)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -343,6 +457,9 @@ func Open(path string) (*Reader, *os.File, error) {
 }
 
 var requestPrefix = []byte(`{"type":"request",`)
+
+// chunkSep is between two chunks of a request line as written.
+var chunkSep = []byte("],[")
 
 // Next reads the next request record; false at the end or on error.
 func (r *Reader) Next() bool {
@@ -385,6 +502,12 @@ func (r *Reader) Next() bool {
 				r.err = fmt.Errorf("%s line %d: header: %v", r.name, r.lineNo, err)
 				return false
 			}
+			if sh := h.Setup.Shard; sh != nil {
+				if off := sh.Clock.Offset(); off > MaxClockOffset || off < -MaxClockOffset {
+					r.err = fmt.Errorf("%s line %d: header: setup.shard.clock.offset_ns %d: more than %v from the server's clock: not a clock to place requests by", r.name, r.lineNo, sh.Clock.OffsetNs, MaxClockOffset)
+					return false
+				}
+			}
 			if h.Format != Format {
 				r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
 				return false
@@ -395,6 +518,12 @@ func (r *Reader) Next() bool {
 			}
 			r.header, r.headerLine = &h, r.lineNo
 		case "request":
+			// A line with more chunks than any request has is refused
+			// before it is decoded, which would take seconds.
+			if bytes.Count(b, chunkSep) > MaxChunks {
+				r.err = fmt.Errorf("%s line %d: chunks: more than the %d one request can have", r.name, r.lineNo, MaxChunks)
+				return false
+			}
 			var l line
 			if err := json.Unmarshal(b, &l); err != nil {
 				var syn *json.SyntaxError
@@ -409,6 +538,14 @@ func (r *Reader) Next() bool {
 				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
 				return false
 			}
+			if r.seen == nil {
+				r.seen = map[int]struct{}{}
+			}
+			if _, dup := r.seen[l.ID]; dup {
+				r.dups++
+				continue
+			}
+			r.seen[l.ID] = struct{}{}
 			r.rec = l.record()
 			return true
 		case "metrics":
@@ -494,6 +631,34 @@ func (l *line) check() error {
 			return fmt.Errorf("%s: %d is negative", f.name, *f.v)
 		}
 	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{
+		{"scheduled_ns", &l.Scheduled}, {"sent_ns", &l.Sent}, {"done_ns", &l.Done}, {"connect_ns", &l.ConnectNs},
+		{"retry_after_ns", &l.RetryAfterNs}, {"backoff_ns", &l.BackoffNs},
+		{"first_byte_ns", l.FirstByte}, {"first_token_ns", l.FirstToken}, {"first_content_ns", l.FirstContent}, {"last_token_ns", l.LastToken},
+	} {
+		if f.v != nil && *f.v > int64(MaxOffset) {
+			return fmt.Errorf("%s: %d is more than a year into the run", f.name, *f.v)
+		}
+	}
+	// The order every request's events happen in: sent, its first token,
+	// its last, done. A line out of it would give negative or absurd
+	// latencies.
+	if l.FirstToken != nil && *l.FirstToken < l.Sent {
+		return fmt.Errorf("sent_ns: %d is after first_token_ns %d: a request is sent before its first token", l.Sent, *l.FirstToken)
+	}
+	if l.FirstToken != nil && l.LastToken != nil && *l.LastToken < *l.FirstToken {
+		return fmt.Errorf("last_token_ns: %d is before first_token_ns %d", *l.LastToken, *l.FirstToken)
+	}
+	if l.LastToken != nil && l.Done < *l.LastToken {
+		return fmt.Errorf("done_ns: %d is before last_token_ns %d", l.Done, *l.LastToken)
+	}
+	if l.Stage < 0 || l.Stage > MaxStage {
+		return fmt.Errorf("stage: %d is not a stage index (0 to %d)", l.Stage, MaxStage)
+	}
+
 	for i, c := range l.Chunks {
 		switch {
 		case c[0] < 0:

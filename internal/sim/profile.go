@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/yamlfile"
 )
 
@@ -269,7 +271,7 @@ var aliases = map[string]string{
 // file when name ends in .yaml or .yml or contains a path separator.
 func LoadProfile(name string) (*Profile, error) {
 	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.ContainsRune(name, os.PathSeparator) {
-		data, err := os.ReadFile(name)
+		data, err := infile.ReadAll(context.Background(), name, infile.Config)
 		if err != nil {
 			return nil, fmt.Errorf("reading profile: %w", err)
 		}

@@ -4,7 +4,7 @@
 // queue, KV-cache pressure, preemptions, prefix-cache hits, speculative
 // acceptance, and the server's token rate against the client's.
 //
-//	w := telemetry.Watch(ctx, client, url+"/metrics", clock, time.Second)
+//	w := telemetry.Watch(ctx, client, backend.Under(url, "/metrics"), clock, time.Second)
 //	samples := w.Stop()
 package telemetry
 

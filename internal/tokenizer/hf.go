@@ -1,16 +1,18 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tokperf/tokperf/internal/infile"
 )
 
 // hf is a tokenizer read from a Hugging Face tokenizer.json with a BPE model. Encoding runs the
@@ -195,16 +197,25 @@ func (t *hf) kind() string {
 // hfName is how Name refers to a tokenizer.json: the model's name from the tokenizer_config.json
 // beside it where that says one, else the path.
 func hfName(path string) string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(path), "tokenizer_config.json"))
+	data, err := infile.ReadAll(context.Background(), filepath.Join(filepath.Dir(path), "tokenizer_config.json"), infile.TokenizerConfig)
 	if err == nil {
-		var c struct {
-			NameOrPath string `json:"name_or_path"`
-		}
-		if json.Unmarshal(data, &c) == nil && c.NameOrPath != "" && !strings.ContainsAny(c.NameOrPath, "\n\r") {
-			return c.NameOrPath + " tokenizer.json"
+		if name := configName(data); name != "" {
+			return name + " tokenizer.json"
 		}
 	}
 	return path
+}
+
+// configName is the model's name a tokenizer_config.json says, "" when it
+// says none fit to print on one line.
+func configName(data []byte) string {
+	var c struct {
+		NameOrPath string `json:"name_or_path"`
+	}
+	if json.Unmarshal(data, &c) != nil || strings.ContainsAny(c.NameOrPath, "\n\r") {
+		return ""
+	}
+	return c.NameOrPath
 }
 
 func (t *hf) Name() string { return t.name }

@@ -27,11 +27,14 @@
 package tokenizer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tokperf/tokperf/internal/infile"
 )
 
 // Tokenizer turns text into token ids and back.
@@ -68,7 +71,7 @@ func Load(spec string) (Tokenizer, error) {
 	if info.IsDir() {
 		path = filepath.Join(path, "tokenizer.json")
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadAll(context.Background(), path, infile.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("loading tokenizer: %w", err)
 	}

@@ -172,6 +172,37 @@ func TestLoadErrors(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	})
+	t.Run("link to /dev/zero", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Symlink("/dev/zero", filepath.Join(dir, "tokenizer.json")); err != nil {
+			t.Skip(err)
+		}
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), "is a character device: want a regular file") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("over the cap", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "tokenizer.json")
+		os.WriteFile(path, []byte(`{"model": `), 0o600)
+		if err := os.Truncate(path, 1<<30); err != nil { // sparse: no disk
+			t.Skip(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), "is 1.0 GiB, over the 256.0 MiB cap") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("tokenizer_config.json a link to /dev/zero", func(t *testing.T) {
+		path := writeFile(t, "tokenizer.json", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`)
+		if err := os.Symlink("/dev/zero", filepath.Join(filepath.Dir(path), "tokenizer_config.json")); err != nil {
+			t.Skip(err)
+		}
+		tok, err := Load(path) // the name falls back to the path
+		if err != nil || !strings.Contains(tok.Name(), path) {
+			t.Errorf("got %v, %v", tok, err)
+		}
+	})
 	t.Run("directory without tokenizer.json", func(t *testing.T) {
 		_, err := Load(t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "tokenizer.json") {

@@ -1,16 +1,19 @@
 package workload
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
@@ -83,7 +86,8 @@ type Options struct {
 type Workload struct {
 	o      Options
 	seed   int64
-	corpus *os.File
+	corpus io.ReaderAt // the corpus file, or its bytes when small
+	file   io.Closer
 	size   int64
 	data   *Dataset
 	trace  *Trace
@@ -102,7 +106,11 @@ type Workload struct {
 }
 
 // New makes a workload from o, reading and sampling a dataset now.
-func New(o Options) (*Workload, error) {
+func New(o Options) (*Workload, error) { return NewContext(context.Background(), o) }
+
+// NewContext is New with ctx to stop the dataset's read: a large file
+// read while the user presses Ctrl-C returns ctx's error at once.
+func NewContext(ctx context.Context, o Options) (*Workload, error) {
 	w := &Workload{o: o, seed: o.Seed}
 	switch {
 	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
@@ -119,7 +127,7 @@ func New(o Options) (*Workload, error) {
 	case o.Dataset != "" && o.Corpus != "":
 		return nil, errors.New("a workload takes a dataset or a corpus, not both")
 	case o.Dataset != "":
-		f, err := os.Open(o.Dataset)
+		f, err := infile.OpenStream(ctx, o.Dataset, infile.Stream)
 		if err != nil {
 			return nil, fmt.Errorf("dataset: %w", err)
 		}
@@ -134,19 +142,25 @@ func New(o Options) (*Workload, error) {
 	case o.Input.IsZero():
 		return nil, errors.New("a generated workload needs an input length")
 	case o.Corpus != "":
-		f, err := os.Open(o.Corpus)
+		f, err := infile.Open(ctx, o.Corpus, infile.Stream)
 		if err != nil {
 			return nil, fmt.Errorf("corpus: %w", err)
 		}
-		st, err := f.Stat()
-		if err != nil || st.Size() == 0 {
+		if f.Size() == 0 {
 			f.Close()
-			if err == nil {
-				err = errors.New("the file is empty")
-			}
-			return nil, fmt.Errorf("corpus %s: %w", o.Corpus, err)
+			return nil, fmt.Errorf("corpus %s: the file is empty", o.Corpus)
 		}
-		w.corpus, w.size = f, st.Size()
+		w.corpus, w.file, w.size = f, f, f.Size()
+		if w.size <= smallCorpus {
+			// Held in memory: windows of a small file wrap round it many
+			// times, a read each.
+			data, err := io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("corpus %s: %w", o.Corpus, err)
+			}
+			w.corpus, w.file, w.size = bytes.NewReader(data), nil, int64(len(data))
+		}
 	}
 	if o.SharedPrefix > 0 {
 		w.prefix, w.prefixTokens = w.text(-1, o.SharedPrefix, "")
@@ -161,11 +175,14 @@ func New(o Options) (*Workload, error) {
 
 // Close releases the corpus file, if any.
 func (w *Workload) Close() error {
-	if w.corpus != nil {
-		return w.corpus.Close()
+	if w.file != nil {
+		return w.file.Close()
 	}
 	return nil
 }
+
+// smallCorpus is the size up to which a corpus is read into memory.
+const smallCorpus = 1 << 20
 
 // The streams of the seeded generators, apart for each use.
 const (

@@ -284,6 +284,11 @@ func (r *Reader) next() (*Item, error) {
 		}
 		obj, err := object(b, "")
 		if err != nil {
+			if rerr := r.sc.Err(); rerr != nil {
+				// The read failed mid-line (its context done: Ctrl-C):
+				// the Scanner hands over the part read; say why.
+				return nil, fmt.Errorf("reading %s: %w", r.name, rerr)
+			}
 			return nil, fmt.Errorf("%s:%d: %w", r.name, r.line, err)
 		}
 		var it *Item

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // addFiles seeds f with testdata files.
@@ -265,6 +266,42 @@ func FuzzTrace(f *testing.F) {
 			}
 			if req := w.Request(i); len(strings.Fields(req.Prompt)) != r.Input {
 				t.Fatalf("request %d: %d words, want %d", i, len(strings.Fields(req.Prompt)), r.Input)
+			}
+		}
+	})
+}
+
+// A --corpus file of any bytes gives prompts of valid UTF-8, the same for
+// the same index, or a clear error (an empty file); never a panic or a
+// hang, wherever the random windows fall.
+func FuzzCorpus(f *testing.F) {
+	addFiles(f, "corpus.txt")
+	for _, s := range []string{"héllo wörld", "\xff\xfe\x00", "a", "\n\n\n", strings.Repeat("é", 100)[1:]} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := dir + "/corpus.txt"
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Few tokens: a corpus with none (whitespace, bytes that are no
+		// text) is read round and round, a byte a read for a 1-byte file.
+		w, err := New(Options{Corpus: path, Input: Fixed(4), Seed: 3})
+		if err != nil {
+			if len(data) > 0 || !strings.Contains(err.Error(), "empty") {
+				t.Fatalf("%d bytes: %v", len(data), err)
+			}
+			return
+		}
+		defer w.Close()
+		for i := range 2 {
+			p := w.Request(i).Prompt
+			if !utf8.ValidString(p) {
+				t.Fatalf("request %d: prompt %q is not UTF-8", i, p)
+			}
+			if p != w.Request(i).Prompt {
+				t.Fatalf("request %d: another window for the same index", i)
 			}
 		}
 	})

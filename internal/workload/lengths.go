@@ -2,14 +2,16 @@ package workload
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tokperf/tokperf/internal/infile"
 )
 
 // MaxLength is the longest length a Lengths gives: samples are clamped to
@@ -58,7 +60,7 @@ func ParseLengths(spec string) (Lengths, error) {
 		if name == "" {
 			return bad("want a file name after @")
 		}
-		f, err := os.Open(name)
+		f, err := infile.Open(context.Background(), name, infile.Small)
 		if err != nil {
 			return Lengths{}, fmt.Errorf("%q: %w", spec, err)
 		}

@@ -3,15 +3,17 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/tokperf/tokperf/internal/infile"
 )
 
 // DefaultBlockSize is the tokens of one prefix block of a Mooncake trace.
@@ -41,7 +43,7 @@ const MaxTraceHashes = MaxLength
 
 // LoadTrace reads the trace file path.
 func LoadTrace(path string) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(context.Background(), path, infile.Records)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
