@@ -160,3 +160,27 @@ func TestAllFailedLevels(t *testing.T) {
 		}
 	}
 }
+
+// A model named with its quantization is the same base model as one named
+// without it: the model row is the same, the quantization row says what
+// the name told and what the other side does not say.
+func TestFairnessModelWithQuantizationInItsName(t *testing.T) {
+	t.Parallel()
+	fields, _ := Fairness(Side{Model: "Qwen3.5-397B-A17B-NVFP4"}, Side{Model: "Qwen3.5-397B-A17B (as quoted)"})
+	got := map[string]Field{}
+	for _, f := range fields {
+		got[f.Name] = f
+	}
+	if m := got["model"]; m.Verdict != "same" || m.A != "Qwen3.5-397B-A17B-NVFP4" {
+		t.Errorf("model: %+v", m)
+	}
+	if q := got["quantization"]; q.Verdict != "unknown" || q.A != "nvfp4 (from the model's name)" {
+		t.Errorf("quantization: %+v", q)
+	}
+	fields, _ = Fairness(Side{Model: "m-FP8"}, Side{Model: "m", Quantization: "nvfp4"})
+	for _, f := range fields {
+		if f.Name == "quantization" && f.Verdict != "different" {
+			t.Errorf("fp8 from the name against a stated nvfp4: %+v", f)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,6 +91,12 @@ type Field struct {
 // Fairness lists the setup fields and ends with "comparable" when every one
 // is known and the same, "context only" otherwise (METRICS.md §4).
 func Fairness(a, b Side) ([]Field, string) {
+	// A model named with its quantization ("…-NVFP4") is the same base
+	// model as one named without: the quantization row then says what the
+	// name told, not "different model".
+	baseA, quantA := baseModel(a.Model, a.Quantization)
+	baseB, quantB := baseModel(b.Model, b.Quantization)
+	a.Quantization, b.Quantization = quantA, quantB
 	num := func(n int) string {
 		if n == 0 {
 			return ""
@@ -133,6 +140,8 @@ func Fairness(a, b Side) ([]Field, string) {
 			} else if r.a != r.b {
 				f.Verdict = "shared: " + levels(shared(a.Levels, b.Levels))
 			}
+		case r.name == "model" && baseline.Normalize(baseA) == baseline.Normalize(baseB):
+			f.Verdict = "same" // the base model; quantization is its own row
 		case baseline.Normalize(r.a) == baseline.Normalize(r.b):
 			f.Verdict = "same"
 		default:
@@ -152,6 +161,28 @@ func Fairness(a, b Side) ([]Field, string) {
 		why = append(why, "unknown: "+strings.Join(unknown, ", "))
 	}
 	return fields, "context only (" + strings.Join(why, "; ") + ")"
+}
+
+// quantTags are the quantization suffixes model names carry.
+var quantTags = []string{"nvfp4", "mxfp4", "fp8", "fp4", "int8", "int4", "w8a8", "w4a16", "awq", "gptq", "bf16", "fp16", "gguf"}
+
+// baseModel is a model name without a trailing quantization tag, and the
+// quantization (the one stated, else the tag's, marked as from the name).
+func baseModel(model, quant string) (string, string) {
+	for _, sep := range []string{"-", "_", "."} {
+		i := strings.LastIndex(model, sep)
+		if i <= 0 {
+			continue
+		}
+		tag := strings.ToLower(model[i+1:])
+		if slices.Contains(quantTags, tag) {
+			if quant == "" {
+				quant = tag + " (from the model's name)"
+			}
+			return model[:i], quant
+		}
+	}
+	return model, quant
 }
 
 func levels(cs []int) string {
