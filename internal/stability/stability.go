@@ -33,8 +33,8 @@ const (
 	// StableWithin is how far the aggregate's trend interval may reach
 	// over the run, as a share of its level, for the run to be called
 	// stable: further, the run cannot tell a steady server from one
-	// drifting by twice DriftMin, and is too short to judge.
-	StableWithin = 0.10
+	// drifting by three times DriftMin, and is too short to judge.
+	StableWithin = 0.15
 	// MinSlices is the fewest measured slices a verdict needs.
 	MinSlices = 6
 )
