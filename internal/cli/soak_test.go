@@ -156,9 +156,17 @@ func TestVirtualSlicedSweep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errw)
 	}
-	for _, want := range []string{"C=1: 8 time slices of 1m0s", "C=2: 8 time slices of 1m0s", "stability C=1: stable: ", "stability C=2: stable: ", "verdict: "} {
+	for _, want := range []string{"C=1: 8 time slices of 1m0s", "C=2: 8 time slices of 1m0s", "stability C=1: ", "stability C=2: ", "verdict: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The profile is flat: each level is stable, or (C=1: about 13
+	// requests a slice) too short to tell stable from a drift; never
+	// degrading or improving.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "stability C=") && !strings.Contains(line, ": stable: ") && !strings.Contains(line, ": too short to judge: ") {
+			t.Errorf("a flat profile judged %q", line)
 		}
 	}
 }

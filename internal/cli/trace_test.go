@@ -50,7 +50,7 @@ func TestRunTrace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
-	for _, want := range []string{"trace (200/s): 1", "3 ok", "trace " + file, "the trace's prompts at its timestamps, up to the trace's output tokens"} {
+	for _, want := range []string{"trace (200/s): 1", "3 ok", "trace " + file, "the trace's prompts at its timestamps, output tokens as the trace asks"} {
 		if !strings.Contains(errw, want) {
 			t.Errorf("no %q in stderr:\n%s", want, errw)
 		}
