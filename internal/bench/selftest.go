@@ -60,12 +60,10 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		maxC = max(maxC, c)
 	}
 	// Flat steps: every stream gets the same token rate however many run.
-	yaml := fmt.Sprintf("name: selftest\ndescription: flat %.4g ms steps\nengine: vllm\nmodel: selftest\nmax_running: %d\nkv_tokens: 1000000000\nchunked_prefill: 100000000\ncontext_length: 65536\ndecode: {linear: {a_ms: %.6g, c_ms: 0}}\nprefill: {per_token_us: 0.01}\n",
-		1000/cfg.StreamRate, maxC+1, 1000/cfg.StreamRate)
-	if err := os.WriteFile(profile, []byte(yaml), 0o644); err != nil {
+	if err := writeSelftestProfile(profile, 1000/cfg.StreamRate, 0, maxC+1); err != nil {
 		return nil, err
 	}
-	url, stop, err := startSimProcess(ctx, profile)
+	url, stop, err := startSimProcess(ctx, "", profile)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +115,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		var bareCPU [2]time.Duration
 		var bareChunks [2]int
 		if cfg.Bare {
-			bareCPU[0], bareChunks[0] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+			bareCPU[0], bareChunks[0], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
 		}
 		r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
 		debug.FreeOSMemory() // the peak below starts from what is in use
@@ -141,7 +139,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 			fmt.Fprintf(progress, "  trace: %v\n", err)
 		}
 		if cfg.Bare && ctx.Err() == nil {
-			bareCPU[1], bareChunks[1] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+			bareCPU[1], bareChunks[1], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
 			l.BareCPU, l.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
 		}
 		res.Levels = append(res.Levels, l)
@@ -159,12 +157,24 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	return res, nil
 }
 
-// startSimProcess runs `tokperf sim` from this same binary in its own
-// process group and returns its URL (its first line of output).
-func startSimProcess(ctx context.Context, profile string) (string, func(), error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", nil, err
+// writeSelftestProfile writes the simulator profile of a self-test to
+// path: each decode step takes aMs + cMs×batch milliseconds (cMs 0: every
+// stream gets the same token rate however many run), prefill is all but
+// free, and nothing but maxRunning bounds the batch.
+func writeSelftestProfile(path string, aMs, cMs float64, maxRunning int) error {
+	yaml := fmt.Sprintf("name: selftest\ndescription: %.4g ms steps + %.4g ms per stream\nengine: vllm\nmodel: selftest\nmax_running: %d\nkv_tokens: 1000000000\nchunked_prefill: 100000000\ncontext_length: 65536\ndecode: {linear: {a_ms: %.6g, c_ms: %.6g}}\nprefill: {per_token_us: 0.01}\n",
+		aMs, cMs, maxRunning, aMs, cMs)
+	return os.WriteFile(path, []byte(yaml), 0o644)
+}
+
+// startSimProcess runs `tokperf sim` from exe (empty: this same binary) in
+// its own process group and returns its URL (its first line of output).
+func startSimProcess(ctx context.Context, exe, profile string) (string, func(), error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", nil, err
+		}
 	}
 	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
 	if testBinary(exe) {
@@ -295,11 +305,27 @@ func fetchTrace(ctx context.Context, client *http.Client, url string) (map[int]a
 
 // bareRead is the reference reader: the same requests with net/http, a
 // timestamp per data line, nothing parsed; a warm-up wave first, then
-// perStream requests per stream. It returns the CPU time and the chunks
-// of the measured requests.
-func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int) {
+// perStream requests per stream. It returns the CPU time, the chunks and
+// the bytes allocated of the measured requests.
+func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int, uint64) {
+	wave, done := bareReader(ctx, url, streams, tokens)
+	defer done()
+	wave(1)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	chunks := wave(perStream)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	return cpu, chunks, m1.TotalAlloc - m0.TotalAlloc
+}
+
+// bareReader is the reference reader's client for streams streams of
+// tokens tokens: wave(n) runs n requests on every stream in turn and
+// returns the chunks read; done closes its connections.
+func bareReader(ctx context.Context, url string, streams, tokens int) (wave func(n int) int, done func()) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true, Proxy: nil}}
-	defer client.CloseIdleConnections()
 	body := fmt.Sprintf(`{"prompt":"a b c d e f g h","max_tokens":%d,"stream":true,"ignore_eos":true,"temperature":0}`, tokens)
 	one := func() int {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
@@ -322,7 +348,7 @@ func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (
 		}
 		return len(stamps)
 	}
-	wave := func(n int) int {
+	wave = func(n int) int {
 		var mu sync.Mutex
 		chunks := 0
 		var wg sync.WaitGroup
@@ -340,9 +366,5 @@ func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (
 		wg.Wait()
 		return chunks
 	}
-	wave(1)
-	runtime.GC()
-	cpu0 := cpuTime()
-	chunks := wave(perStream)
-	return cpuTime() - cpu0, chunks
+	return wave, client.CloseIdleConnections
 }
