@@ -48,7 +48,7 @@ func BenchmarkClientPerToken(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := pinApart(b)
-	url, stop, err := startSimProcess(context.Background(), exe, profile)
+	url, stop, _, err := startSimProcess(context.Background(), exe, profile)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	if err := writeSelftestProfile(profile, 1000/cfg.StreamRate, 0, maxC+1); err != nil {
 		return nil, err
 	}
-	url, stop, err := startSimProcess(ctx, "", profile)
+	url, stop, simCPU, err := startSimProcess(ctx, "", profile)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path}
+	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path, CPUs: runtime.NumCPU()}
 	for i, c := range cfg.Streams {
 		if ctx.Err() != nil {
 			break
@@ -121,9 +121,12 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		debug.FreeOSMemory() // the peak below starts from what is in use
 		peak := resetPeakRSS()
 		lateBefore, _ := telemetry.Scrape(ctx, client, url+"/metrics", engine.Metrics{})
-		cpu0 := cpuTime()
+		cpu0, sim0, wall0 := cpuTime(), simCPU(), time.Now()
 		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
-		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
+		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB(), Wall: time.Since(wall0)}
+		if sim1 := simCPU(); sim0 > 0 && sim1 > sim0 {
+			l.SimCPU = sim1 - sim0
+		}
 		if lateAfter, err := telemetry.Scrape(ctx, client, url+"/metrics", engine.Metrics{}); err == nil && lateBefore != nil {
 			l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
 			l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
@@ -168,16 +171,19 @@ func writeSelftestProfile(path string, aMs, cMs float64, maxRunning int) error {
 }
 
 // startSimProcess runs `tokperf sim` from exe (empty: this same binary) in
-// its own process group and returns its URL (its first line of output).
-func startSimProcess(ctx context.Context, exe, profile string) (string, func(), error) {
+// its own process group and returns its URL (its first line of output),
+// how to stop it, and the CPU it has used so far (0 where that cannot be
+// read: off Linux, or under go test, where `go run` starts it).
+func startSimProcess(ctx context.Context, exe, profile string) (string, func(), func() time.Duration, error) {
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
+	viaGo := testBinary(exe)
 	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
-	if testBinary(exe) {
+	if viaGo {
 		// Under go test the binary is the test binary: run the real one.
 		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
 		cmd.Dir = moduleRoot()
@@ -185,12 +191,12 @@ func startSimProcess(ctx context.Context, exe, profile string) (string, func(), 
 	experiment.OwnGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("starting the simulator: %w", err)
+		return "", nil, nil, fmt.Errorf("starting the simulator: %w", err)
 	}
 	stop := func() {
 		experiment.SignalGroup(cmd.Process, false)
@@ -216,16 +222,46 @@ func startSimProcess(ctx context.Context, exe, profile string) (string, func(), 
 	case line, ok := <-lines:
 		if !ok || !strings.HasPrefix(line, "http://") {
 			stop()
-			return "", nil, fmt.Errorf("the simulator did not print its URL: %q %s", line, strings.TrimSpace(stderr.String()))
+			return "", nil, nil, fmt.Errorf("the simulator did not print its URL: %q %s", line, strings.TrimSpace(stderr.String()))
 		}
-		return line, stop, nil
+		cpu := func() time.Duration { return 0 }
+		if !viaGo {
+			pid := cmd.Process.Pid
+			cpu = func() time.Duration { return processCPU(pid) }
+		}
+		return line, stop, cpu, nil
 	case <-time.After(2 * time.Minute):
 		stop()
-		return "", nil, errors.New("the simulator did not start within 2 minutes")
+		return "", nil, nil, errors.New("the simulator did not start within 2 minutes")
 	case <-ctx.Done():
 		stop()
-		return "", nil, ctx.Err()
+		return "", nil, nil, ctx.Err()
 	}
+}
+
+// processCPU is the CPU, user and system, that process pid has used, from
+// /proc/PID/stat (in clock ticks of 10 ms); 0 where it cannot be read.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// the fields counted are those after it (utime and stime: 14 and 15).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func testBinary(exe string) bool { return strings.HasSuffix(filepath.Base(exe), ".test") }
