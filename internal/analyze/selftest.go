@@ -179,7 +179,7 @@ func (l SelftestLevel) why(cpus int) string {
 			sim := l.SimCPU.Seconds() / l.Wall.Seconds()
 			c += fmt.Sprintf(" and the simulator %.2f", sim)
 			if cpus > 0 {
-				c += fmt.Sprintf(", %.0f%% of the %d", 100*(client+sim)/float64(cpus), cpus)
+				c += fmt.Sprintf(", %.0f%% of the %d CPUs", 100*(client+sim)/float64(cpus), cpus)
 				if client+sim >= 0.9*float64(cpus) {
 					c += " (the machine was full)"
 				}
