@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -22,6 +24,13 @@ type Selftest struct {
 	// AccurateUpTo is the highest level up to which every level was
 	// accurate (0: not even the first).
 	AccurateUpTo int `json:"accurate_up_to"`
+	// CPUs is how many CPUs the client and the simulator shared.
+	CPUs int `json:"cpus,omitempty"`
+	// EndsBecause says why the accurate range ends at AccurateUpTo, from
+	// what the first inaccurate level measured (Conclude): which figure
+	// was off, and what the two processes used of the machine's CPUs.
+	// Empty when every level was accurate.
+	EndsBecause string `json:"ends_because,omitempty"`
 }
 
 // SelftestLevel is one level of streams.
@@ -42,6 +51,10 @@ type SelftestLevel struct {
 	BareCPU       time.Duration `json:"bare_cpu_ns"`
 	BareChunks    int           `json:"bare_chunks"`
 	Compared      bool          `json:"compared"` // the truth was there to compare with
+	// Wall is how long the level's measured requests took; SimCPU the
+	// simulator process's CPU meanwhile (0: not read).
+	Wall   time.Duration `json:"wall_ns,omitempty"`
+	SimCPU time.Duration `json:"sim_cpu_ns,omitempty"`
 	// SimSteps and SimLateSteps are the simulator's engine steps during
 	// the level and how many ran late (it had no CPU when due): the offered
 	// rate then fell short, though its truth still says what it sent.
@@ -124,13 +137,64 @@ func (l SelftestLevel) Accurate() bool {
 	return l.Compared && l.Errors == 0 && math.Abs(l.TTFTErr) <= 0.02 && math.Abs(l.ITLErr) <= 0.02 && math.Abs(l.AggErr) <= 0.02
 }
 
-// Conclude sets AccurateUpTo from the levels.
+// Conclude sets AccurateUpTo and EndsBecause from the levels.
 func (s *Selftest) Conclude() {
-	s.AccurateUpTo = 0
+	s.AccurateUpTo, s.EndsBecause = 0, ""
 	for _, l := range s.Levels {
 		if !l.Accurate() {
+			s.EndsBecause = l.why(s.CPUs)
 			break
 		}
 		s.AccurateUpTo = l.Streams
 	}
+}
+
+// why says what went wrong at an inaccurate level and what it points to,
+// from the level's own measurements: which figures were off; how much of
+// the machine's cpus (0: unknown) the client and the simulator used; late
+// simulator steps (the simulator lacked CPU) and chunks found waiting
+// (the client read late).
+func (l SelftestLevel) why(cpus int) string {
+	var off []string
+	switch {
+	case l.Errors > 0:
+		off = append(off, fmt.Sprintf("%d requests failed", l.Errors))
+	case !l.Compared:
+		off = append(off, "no ground truth to compare with")
+	}
+	for _, e := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", l.TTFTErr}, {"median ITL", l.ITLErr}, {"aggregate", l.AggErr}} {
+		if l.Compared && math.Abs(e.v) > 0.02 {
+			off = append(off, fmt.Sprintf("%s %+.1f%%", e.name, 100*e.v))
+		}
+	}
+	out := fmt.Sprintf("at %d streams: %s", l.Streams, strings.Join(off, ", "))
+	var causes []string
+	if l.Wall > 0 {
+		client := l.CPU.Seconds() / l.Wall.Seconds()
+		c := fmt.Sprintf("the client used %.2f CPUs", client)
+		if l.SimCPU > 0 {
+			sim := l.SimCPU.Seconds() / l.Wall.Seconds()
+			c += fmt.Sprintf(" and the simulator %.2f", sim)
+			if cpus > 0 {
+				c += fmt.Sprintf(", %.0f%% of the %d CPUs", 100*(client+sim)/float64(cpus), cpus)
+				if client+sim >= 0.9*float64(cpus) {
+					c += " (the machine was full)"
+				}
+			}
+		}
+		causes = append(causes, c)
+	}
+	if l.SimSteps > 0 && l.SimLateSteps > SimLateLimit*l.SimSteps {
+		causes = append(causes, fmt.Sprintf("the simulator ran %.0f%% of its steps late (it lacked CPU)", 100*l.SimLateSteps/l.SimSteps))
+	}
+	if l.BufferedShare > 0.01 {
+		causes = append(causes, fmt.Sprintf("the client found %.1f%% of chunks already waiting (it read late)", 100*l.BufferedShare))
+	}
+	if len(causes) > 0 {
+		out += "; " + strings.Join(causes, "; ")
+	}
+	return out
 }

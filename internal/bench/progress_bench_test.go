@@ -18,7 +18,7 @@ import (
 //
 //	go test ./internal/bench -run '^$' -bench ProgressCPU -benchtime 5x
 func BenchmarkProgressCPU(b *testing.B) {
-	url, stop, err := startSimProcess(context.Background(), "tiny")
+	url, stop, _, err := startSimProcess(context.Background(), "", "tiny")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,12 +60,10 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		maxC = max(maxC, c)
 	}
 	// Flat steps: every stream gets the same token rate however many run.
-	yaml := fmt.Sprintf("name: selftest\ndescription: flat %.4g ms steps\nengine: vllm\nmodel: selftest\nmax_running: %d\nkv_tokens: 1000000000\nchunked_prefill: 100000000\ncontext_length: 65536\ndecode: {linear: {a_ms: %.6g, c_ms: 0}}\nprefill: {per_token_us: 0.01}\n",
-		1000/cfg.StreamRate, maxC+1, 1000/cfg.StreamRate)
-	if err := os.WriteFile(profile, []byte(yaml), 0o644); err != nil {
+	if err := writeSelftestProfile(profile, 1000/cfg.StreamRate, 0, maxC+1); err != nil {
 		return nil, err
 	}
-	url, stop, err := startSimProcess(ctx, profile)
+	url, stop, simCPU, err := startSimProcess(ctx, "", profile)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +95,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path}
+	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path, CPUs: runtime.NumCPU()}
 	for i, c := range cfg.Streams {
 		if ctx.Err() != nil {
 			break
@@ -117,15 +115,18 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		var bareCPU [2]time.Duration
 		var bareChunks [2]int
 		if cfg.Bare {
-			bareCPU[0], bareChunks[0] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+			bareCPU[0], bareChunks[0], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
 		}
 		r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
 		debug.FreeOSMemory() // the peak below starts from what is in use
 		peak := resetPeakRSS()
 		lateBefore, _ := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{})
-		cpu0 := cpuTime()
+		cpu0, sim0, wall0 := cpuTime(), simCPU(), time.Now()
 		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
-		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB()}
+		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB(), Wall: time.Since(wall0)}
+		if sim1 := simCPU(); sim0 > 0 && sim1 > sim0 {
+			l.SimCPU = sim1 - sim0
+		}
 		if lateAfter, err := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{}); err == nil && lateBefore != nil {
 			l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
 			l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
@@ -141,7 +142,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 			fmt.Fprintf(progress, "  trace: %v\n", err)
 		}
 		if cfg.Bare && ctx.Err() == nil {
-			bareCPU[1], bareChunks[1] = bareRead(ctx, url, c, cfg.Tokens, perStream)
+			bareCPU[1], bareChunks[1], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
 			l.BareCPU, l.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
 		}
 		res.Levels = append(res.Levels, l)
@@ -159,15 +160,30 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	return res, nil
 }
 
-// startSimProcess runs `tokperf sim` from this same binary in its own
-// process group and returns its URL (its first line of output).
-func startSimProcess(ctx context.Context, profile string) (string, func(), error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", nil, err
+// writeSelftestProfile writes the simulator profile of a self-test to
+// path: each decode step takes aMs + cMs×batch milliseconds (cMs 0: every
+// stream gets the same token rate however many run), prefill is all but
+// free, and nothing but maxRunning bounds the batch.
+func writeSelftestProfile(path string, aMs, cMs float64, maxRunning int) error {
+	yaml := fmt.Sprintf("name: selftest\ndescription: %.4g ms steps + %.4g ms per stream\nengine: vllm\nmodel: selftest\nmax_running: %d\nkv_tokens: 1000000000\nchunked_prefill: 100000000\ncontext_length: 65536\ndecode: {linear: {a_ms: %.6g, c_ms: %.6g}}\nprefill: {per_token_us: 0.01}\n",
+		aMs, cMs, maxRunning, aMs, cMs)
+	return os.WriteFile(path, []byte(yaml), 0o644)
+}
+
+// startSimProcess runs `tokperf sim` from exe (empty: this same binary) in
+// its own process group and returns its URL (its first line of output),
+// how to stop it, and the CPU it has used so far (0 where that cannot be
+// read: off Linux, or under go test, where `go run` starts it).
+func startSimProcess(ctx context.Context, exe, profile string) (string, func(), func() time.Duration, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", nil, nil, err
+		}
 	}
+	viaGo := testBinary(exe)
 	cmd := exec.Command(exe, "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
-	if testBinary(exe) {
+	if viaGo {
 		// Under go test the binary is the test binary: run the real one.
 		cmd = exec.Command("go", "run", "./cmd/tokperf", "sim", "--profile", profile, "--addr", "127.0.0.1:0", "--trace-limit", "1000000")
 		cmd.Dir = moduleRoot()
@@ -175,12 +191,12 @@ func startSimProcess(ctx context.Context, profile string) (string, func(), error
 	experiment.OwnGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("starting the simulator: %w", err)
+		return "", nil, nil, fmt.Errorf("starting the simulator: %w", err)
 	}
 	stop := func() {
 		experiment.SignalGroup(cmd.Process, false)
@@ -206,16 +222,46 @@ func startSimProcess(ctx context.Context, profile string) (string, func(), error
 	case line, ok := <-lines:
 		if !ok || !strings.HasPrefix(line, "http://") {
 			stop()
-			return "", nil, fmt.Errorf("the simulator did not print its URL: %q %s", line, strings.TrimSpace(stderr.String()))
+			return "", nil, nil, fmt.Errorf("the simulator did not print its URL: %q %s", line, strings.TrimSpace(stderr.String()))
 		}
-		return line, stop, nil
+		cpu := func() time.Duration { return 0 }
+		if !viaGo {
+			pid := cmd.Process.Pid
+			cpu = func() time.Duration { return processCPU(pid) }
+		}
+		return line, stop, cpu, nil
 	case <-time.After(2 * time.Minute):
 		stop()
-		return "", nil, errors.New("the simulator did not start within 2 minutes")
+		return "", nil, nil, errors.New("the simulator did not start within 2 minutes")
 	case <-ctx.Done():
 		stop()
-		return "", nil, ctx.Err()
+		return "", nil, nil, ctx.Err()
 	}
+}
+
+// processCPU is the CPU, user and system, that process pid has used, from
+// /proc/PID/stat (in clock ticks of 10 ms); 0 where it cannot be read.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// the fields counted are those after it (utime and stime: 14 and 15).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func testBinary(exe string) bool { return strings.HasSuffix(filepath.Base(exe), ".test") }
@@ -295,11 +341,27 @@ func fetchTrace(ctx context.Context, client *http.Client, url string) (map[int]a
 
 // bareRead is the reference reader: the same requests with net/http, a
 // timestamp per data line, nothing parsed; a warm-up wave first, then
-// perStream requests per stream. It returns the CPU time and the chunks
-// of the measured requests.
-func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int) {
+// perStream requests per stream. It returns the CPU time, the chunks and
+// the bytes allocated of the measured requests.
+func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (time.Duration, int, uint64) {
+	wave, done := bareReader(ctx, url, streams, tokens)
+	defer done()
+	wave(1)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	chunks := wave(perStream)
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	return cpu, chunks, m1.TotalAlloc - m0.TotalAlloc
+}
+
+// bareReader is the reference reader's client for streams streams of
+// tokens tokens: wave(n) runs n requests on every stream in turn and
+// returns the chunks read; done closes its connections.
+func bareReader(ctx context.Context, url string, streams, tokens int) (wave func(n int) int, done func()) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true, Proxy: nil}}
-	defer client.CloseIdleConnections()
 	body := fmt.Sprintf(`{"prompt":"a b c d e f g h","max_tokens":%d,"stream":true,"ignore_eos":true,"temperature":0}`, tokens)
 	one := func() int {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(body))
@@ -322,7 +384,7 @@ func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (
 		}
 		return len(stamps)
 	}
-	wave := func(n int) int {
+	wave = func(n int) int {
 		var mu sync.Mutex
 		chunks := 0
 		var wg sync.WaitGroup
@@ -340,9 +402,5 @@ func bareRead(ctx context.Context, url string, streams, tokens, perStream int) (
 		wg.Wait()
 		return chunks
 	}
-	wave(1)
-	runtime.GC()
-	cpu0 := cpuTime()
-	chunks := wave(perStream)
-	return cpuTime() - cpu0, chunks
+	return wave, client.CloseIdleConnections
 }

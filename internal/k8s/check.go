@@ -5,19 +5,26 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
 // The Kubernetes API's rules for names, labels and quantities (as
 // k8s.io/apimachinery's validation has them; the tests compare the two), so
-// that a manifest tokperf writes is one the API server accepts.
+// that a manifest tokperf writes is one the API server accepts. Each is
+// compiled on first use: every other command starts without them.
 var (
-	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	labelName    = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-	configKey    = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
-	quantity     = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][0-9]{1,2})?$`)
-	runID        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	dns1123Label = lazyRegexp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	labelName    = lazyRegexp(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	configKey    = lazyRegexp(`^[-._a-zA-Z0-9]{1,253}$`)
+	quantity     = lazyRegexp(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][0-9]{1,2})?$`)
+	runID        = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 )
+
+// lazyRegexp is expr, compiled the first time it is called for.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 func checkShards(n int) error {
 	if n < 1 || n > maxShards {
@@ -52,7 +59,7 @@ func checkName(flag, name string, shards int) error {
 
 // checkLabelName checks a DNS-1123 label: lower-case letters, digits and -.
 func checkLabelName(flag, s string) error {
-	if len(s) > 63 || !dns1123Label.MatchString(s) {
+	if len(s) > 63 || !dns1123Label().MatchString(s) {
 		return fmt.Errorf("%s %q: want at most 63 lower-case letters, digits and -, starting and ending with a letter or digit", flag, s)
 	}
 	return nil
@@ -64,7 +71,7 @@ func checkSubdomain(flag, s string) error {
 		return fmt.Errorf("%s %q: longer than 253 characters", flag, s)
 	}
 	for _, part := range strings.Split(s, ".") {
-		if !dns1123Label.MatchString(part) {
+		if !dns1123Label().MatchString(part) {
 			return fmt.Errorf("%s %q: want lower-case letters, digits, - and ., starting and ending with a letter or digit", flag, s)
 		}
 	}
@@ -72,7 +79,7 @@ func checkSubdomain(flag, s string) error {
 }
 
 func checkRunID(id string) error {
-	if !runID.MatchString(id) {
+	if !runID().MatchString(id) {
 		return fmt.Errorf("--run-id %q: want at most 63 letters, digits, ., _ and -, starting with a letter or digit", id)
 	}
 	return nil
@@ -88,10 +95,10 @@ func (l Label) check() error {
 		}
 		name = rest
 	}
-	if len(name) > 63 || !labelName.MatchString(name) {
+	if len(name) > 63 || !labelName().MatchString(name) {
 		return fmt.Errorf("--node-selector %s=%s: the key's name %q: want at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit", l.Key, l.Value, name)
 	}
-	if l.Value != "" && (len(l.Value) > 63 || !labelName.MatchString(l.Value)) {
+	if l.Value != "" && (len(l.Value) > 63 || !labelName().MatchString(l.Value)) {
 		return fmt.Errorf("--node-selector %s=%s: the value: want at most 63 letters, digits, -, _ and ., starting and ending with a letter or digit", l.Key, l.Value)
 	}
 	return nil
@@ -99,7 +106,7 @@ func (l Label) check() error {
 
 // checkQuantity checks a resource quantity: 2, 500m, 1.5, 4Gi, 512M.
 func checkQuantity(flag, q string) error {
-	if m := quantity.FindStringSubmatch(q); m == nil || strings.Trim(m[1], "0.") == "" {
+	if m := quantity().FindStringSubmatch(q); m == nil || strings.Trim(m[1], "0.") == "" {
 		return fmt.Errorf("%s %q: want a positive quantity, e.g. 2, 500m (CPUs) or 4Gi (memory)", flag, q)
 	}
 	return nil

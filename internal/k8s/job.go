@@ -155,7 +155,7 @@ func (j Job) Check() error {
 		if err := checkSubdomain("--api-key-secret", j.APIKeySecret); err != nil {
 			return err
 		}
-		if !configKey.MatchString(j.APIKeyKey) {
+		if !configKey().MatchString(j.APIKeyKey) {
 			return fmt.Errorf("--api-key-secret: key %q: want letters, digits, -, _ or .", j.APIKeyKey)
 		}
 	}

@@ -3,7 +3,6 @@ package k8s
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +28,8 @@ type Batch struct {
 const IndexVarSlurm = "SLURM_ARRAY_TASK_ID"
 
 var (
-	slurmPath = regexp.MustCompile(`^/[A-Za-z0-9_./+-]*$`)
-	slurmWord = regexp.MustCompile(`^[A-Za-z0-9_.,:+-]+$`)
+	slurmPath = lazyRegexp(`^/[A-Za-z0-9_./+-]*$`)
+	slurmWord = lazyRegexp(`^[A-Za-z0-9_.,:+-]+$`)
 )
 
 // Fill sets the defaults of the fields left empty, the run id from now.
@@ -51,15 +50,15 @@ func (b Batch) Check() error {
 		return err
 	}
 	switch {
-	case !slurmWord.MatchString(b.Name):
+	case !slurmWord().MatchString(b.Name):
 		return fmt.Errorf("--name %q: want letters, digits and _.,:+-", b.Name)
 	case b.Dir == "":
 		return fmt.Errorf("--dir: give a directory every node sees at the same path, for the result files and the start barrier")
-	case !slurmPath.MatchString(b.Dir):
+	case !slurmPath().MatchString(b.Dir):
 		return fmt.Errorf("--dir %q: want an absolute path of letters, digits and _./+- (it goes into #SBATCH lines)", b.Dir)
-	case b.Partition != "" && !slurmWord.MatchString(b.Partition):
+	case b.Partition != "" && !slurmWord().MatchString(b.Partition):
 		return fmt.Errorf("--partition %q: want letters, digits and _.,:+-", b.Partition)
-	case b.Time != "" && !slurmWord.MatchString(b.Time):
+	case b.Time != "" && !slurmWord().MatchString(b.Time):
 		return fmt.Errorf("--time %q: want a Slurm time limit such as 90, 1:30:00 or 1-00:00:00", b.Time)
 	case b.Command == "" || strings.ContainsAny(b.Command, "\n"):
 		return fmt.Errorf("--command %q: want the path of tokperf on the nodes", b.Command)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 )
 
@@ -110,7 +109,7 @@ func escapeUnprintable(q string) string {
 }
 
 // plainKey is a key YAML reads as itself unquoted.
-var plainKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
+var plainKey = lazyRegexp(`^[A-Za-z][A-Za-z0-9]*$`)
 
 // block writes v at indent as the value of a key or a list item whose
 // line the caller has begun (for an object or a list: begun and ended).
@@ -120,7 +119,7 @@ func block(b *strings.Builder, v any, indent int) {
 	case object:
 		for _, m := range t {
 			k := m.key
-			if !plainKey.MatchString(k) {
+			if !plainKey().MatchString(k) {
 				k = quote(k)
 			}
 			b.WriteString(pad + k + ":")

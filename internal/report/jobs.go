@@ -120,6 +120,9 @@ func SelftestText(w io.Writer, s *analyze.Selftest) {
 	} else {
 		fmt.Fprintf(w, "accurate up to %d streams (TTFT, median ITL and aggregate within 2%% of the simulator's truth, no errors)\n", s.AccurateUpTo)
 	}
+	if s.EndsBecause != "" {
+		fmt.Fprintf(w, "it ends there: %s (measured in this run, on a machine that others may share)\n", s.EndsBecause)
+	}
 }
 
 // ExperimentText writes what became of each configuration, then compares

@@ -169,7 +169,7 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 	r.silent.Store(0)
 	// Records go to the sink from one goroutine of their own, so a slow
 	// sink (a file write) never delays the next request of a slot.
-	queue := make(chan record.Record, 4096)
+	queue := make(chan record.Record, queueLen(st.Concurrency))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -225,6 +225,14 @@ func (r *Runner) Each(ctx context.Context, st Plan, each func(*record.Record)) e
 	}
 	return nil
 }
+
+// queueLen is how many finished records wait for the sink, at most, before
+// a slot that finishes one more waits too: four per slot (each slot
+// finishes one per request), at least 256 (an open loop without a cap),
+// at most 4096. A record is about 400 bytes and the queue is one block,
+// each slot of which is written in turn: 4096 for every stage would hold
+// 1.7 MB resident however few streams run.
+func queueLen(concurrency int) int { return min(4096, max(256, 4*concurrency)) }
 
 // one sends request i and emits its record.
 func (r *Runner) one(ctx context.Context, st Plan, scheduled, waited time.Duration, warmup bool, emit func(record.Record)) record.Record {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -136,4 +137,19 @@ func TestRetryAfterStopsAtTheStageEnd(t *testing.T) {
 			t.Errorf("%d requests, stage took %v: want 3 requests and the stage over at 10 s", len(recs), took)
 		}
 	})
+}
+
+// A stage of few streams holds little: the queue of records for the sink
+// is as long as the concurrency needs, not 4096 records (1.7 MB) always.
+func TestSmallStageAllocatesLittle(t *testing.T) {
+	b := &fake{answer: func(int64, *record.Record) {}}
+	r := &Runner{Backend: b, Source: func(int) record.Request { return record.Request{} }, Clock: record.NewClock(), Sink: func(record.Record) {}}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	r.Each(context.Background(), Plan{Concurrency: 2, Requests: 4}, nil)
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 256<<10 {
+		t.Errorf("a stage of 4 requests on 2 streams allocated %d KB, want under 256 KB", got>>10)
+	}
 }

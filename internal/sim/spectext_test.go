@@ -47,7 +47,7 @@ seed: 3
 	}
 	var words []string
 	for i := range 400 {
-		words = append(words, vocab[(i*7919)%len(vocab)])
+		words = append(words, vocab()[(i*7919)%len(vocab())])
 	}
 	varied := strings.Join(words, " ")
 	loop := strings.Repeat("the cat sat on the mat ", 60)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // The simulator's tokenizer is one token per whitespace-separated word, and
@@ -12,8 +13,10 @@ import (
 // always agrees with the token counts it reports, and a client that counts
 // words counts tokens exactly.
 
-// vocab holds the words generated tokens are drawn from; a token's id is its index.
-var vocab = func() []string {
+// vocab holds the words generated tokens are drawn from; a token's id is
+// its index. It is built on first use: a command that runs no simulator
+// (tokperf version, report, a run against a real server) starts without it.
+var vocab = sync.OnceValue(func() []string {
 	onsets := []string{"b", "c", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr"}
 	vowels := []string{"a", "e", "i", "o", "u", "ai", "ou"}
 	codas := []string{"", "n", "r", "s", "l"}
@@ -40,14 +43,14 @@ var vocab = func() []string {
 		}
 	}
 	return out
-}()
+})
 
 // oneTokenWords are the words of vocab that count keeps as one token
 // after a space, so that output drawn from them is as many tokens by count
 // as the simulator says it generated; nil when fewer than 64 qualify.
 func oneTokenWords(count func(string) int) []string {
 	var out []string
-	for _, w := range vocab {
+	for _, w := range vocab() {
 		if count(" "+w) == 1 && count(" "+w+" "+w) == 2 {
 			out = append(out, w)
 		}
@@ -83,7 +86,7 @@ func (g *textGen) next(b []byte, ids []int, n int) ([]byte, []int) {
 		}
 		words := g.words
 		if words == nil {
-			words = vocab
+			words = vocab()
 		}
 		id := g.r.IntN(len(words))
 		b = append(b, ' ')

@@ -1,13 +1,27 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
-// DescribeEach finds the same percentiles as sorting the whole sample.
+// DescribeEach finds the same percentiles as sorting the whole sample,
+// whether it holds the sample (small) or streams it (large, and every
+// size with smallSample 0).
 func TestDescribeEachMatchesSorting(t *testing.T) {
+	for _, small := range []int{smallSample, 0} {
+		t.Run(fmt.Sprintf("smallSample=%d", small), func(t *testing.T) {
+			defer func(was int) { smallSample = was }(smallSample)
+			smallSample = small
+			testDescribeEachMatchesSorting(t)
+		})
+	}
+}
+
+func testDescribeEachMatchesSorting(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	gens := map[string]func() float64{
 		"gaps ms":   func() float64 { return float64(rng.IntN(5_000_000)) / 1e6 },
@@ -18,7 +32,7 @@ func TestDescribeEachMatchesSorting(t *testing.T) {
 		"zeros":     func() float64 { return float64(rng.IntN(2)) * rng.Float64() },
 	}
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 3, 10, 999, 20000} {
+		for _, n := range []int{1, 2, 3, 10, 999, 20000, 70000} {
 			xs := make([]Weighted, n)
 			for i := range xs {
 				xs[i] = Weighted{V: gen(), W: 1}
@@ -63,5 +77,43 @@ func BenchmarkDescribeEach(b *testing.B) {
 				emit(x, 1)
 			}
 		})
+	}
+}
+
+// BenchmarkDescribeEachStage summarises one stage's gaps (32 streams, 352
+// requests of 50 tokens): the size of every stage of a short run.
+func BenchmarkDescribeEachStage(b *testing.B) {
+	xs := make([]float64, 352*49)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range xs {
+		xs[i] = float64(1_000_000+rng.IntN(500_000)) / 1e6
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		DescribeEach(func(emit func(float64, int)) {
+			for _, x := range xs {
+				emit(x, 1)
+			}
+		})
+	}
+}
+
+// A stage's worth of gaps is held and sorted, not streamed through 2 MB of
+// histograms: a short stage's figures cost it little.
+func TestDescribeEachSmallHoldsLittle(t *testing.T) {
+	xs := make([]float64, 20000)
+	for i := range xs {
+		xs[i] = float64(i%977) / 1e3
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	DescribeEach(func(emit func(float64, int)) {
+		for _, x := range xs {
+			emit(x, 1)
+		}
+	})
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 512<<10 {
+		t.Errorf("20,000 values took %d KB, want under 512 KB", got>>10)
 	}
 }

@@ -490,7 +490,7 @@ func (in Info) String() string {
 	case "corpus":
 		fmt.Fprintf(&b, "corpus %s (random windows), input %s tokens", in.File, in.Input)
 	default:
-		fmt.Fprintf(&b, "synthetic text (%d words, Zipf), input %s tokens", len(vocab), in.Input)
+		fmt.Fprintf(&b, "synthetic text (%d words, Zipf), input %s tokens", len(table().vocab), in.Input)
 	}
 	if in.Source != "dataset" && in.Source != "trace" {
 		if in.Output != "" {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -16,12 +17,21 @@ import (
 //go:embed words.txt
 var wordsFile string
 
-// vocab is the embedded word list in rank order; cdf[k] is the cumulative
-// Zipf–Mandelbrot weight of ranks 0..k, normalised to end at 1.
-var vocab, cdf = buildVocab()
-
+// wordTable is the embedded word list: vocab in rank order; cdf[k] is the
+// cumulative Zipf–Mandelbrot weight of ranks 0..k, normalised to end at 1;
 // ranks draws a rank by the weights of cdf in constant time.
-var ranks = newAlias(cdf)
+type wordTable struct {
+	vocab []string
+	cdf   []float64
+	ranks alias
+}
+
+// table is the word table, built on first use: a command that makes no
+// text (tokperf version, report) starts without it.
+var table = sync.OnceValue(func() *wordTable {
+	v, c := buildVocab()
+	return &wordTable{vocab: v, cdf: c, ranks: newAlias(c)}
+})
 
 // alias is Vose's alias table: rank k is kept with probability keep[k],
 // else replaced by other[k]; so drawing one takes two random numbers, not
@@ -115,14 +125,18 @@ func newTextGen(seed int64, stream uint64) *textGen {
 }
 
 // word draws one word by rank.
-func (g *textGen) word() string { return vocab[ranks.draw(g.r)] }
+func (g *textGen) word() string {
+	t := table()
+	return t.vocab[t.ranks.draw(g.r)]
+}
 
 // contentWord draws a word past the commonest hundred (mostly function
 // words), for compounds and possessives.
 func (g *textGen) contentWord() string {
+	t := table()
 	for {
-		if k := ranks.draw(g.r); k >= 100 {
-			return vocab[k]
+		if k := t.ranks.draw(g.r); k >= 100 {
+			return t.vocab[k]
 		}
 	}
 }

@@ -15,11 +15,11 @@ func prose(seed int64, i, words int) string {
 }
 
 func TestVocab(t *testing.T) {
-	if len(vocab) < 2000 {
-		t.Errorf("vocabulary has %d words, want a few thousand", len(vocab))
+	if len(table().vocab) < 2000 {
+		t.Errorf("vocabulary has %d words, want a few thousand", len(table().vocab))
 	}
 	seen := map[string]bool{}
-	for _, w := range vocab {
+	for _, w := range table().vocab {
 		if seen[w] {
 			t.Errorf("%q twice in words.txt", w)
 		}
@@ -31,8 +31,8 @@ func TestVocab(t *testing.T) {
 			}
 		}
 	}
-	if cdf[len(cdf)-1] != 1 {
-		t.Errorf("cdf ends at %v, want 1", cdf[len(cdf)-1])
+	if table().cdf[len(table().cdf)-1] != 1 {
+		t.Errorf("cdf ends at %v, want 1", table().cdf[len(table().cdf)-1])
 	}
 }
 
@@ -201,12 +201,12 @@ func TestWordStart(t *testing.T) {
 func TestAlias(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 1_000_000
-	got := make([]int, len(vocab))
+	got := make([]int, len(table().vocab))
 	for range n {
-		got[ranks.draw(r)]++
+		got[table().ranks.draw(r)]++
 	}
 	prev := 0.0
-	for k, c := range cdf {
+	for k, c := range table().cdf {
 		want := (c - prev) * n
 		prev = c
 		// 6 standard deviations of a binomial count, plus one.
