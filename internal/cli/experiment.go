@@ -304,12 +304,6 @@ func experimentBaseline(ctx context.Context, f *experiment.File) (*baseline.Base
 	return nil, usagef("%s:%d: baseline.name: no baseline %q (tokperf baselines lists them)", f.Path, f.Line("baseline.name"), b.Name)
 }
 
-func init() {
-	h := commandHelp["experiment"]
-	h.summary += experimentKeysHelp()
-	commandHelp["experiment"] = h
-}
-
 // experimentKeysHelp lists every key of an experiment file, and the flags
 // each block of sweep keys takes, by the names --config accepts.
 func experimentKeysHelp() string {

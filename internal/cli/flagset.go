@@ -44,6 +44,9 @@ func (fs *flagSet) group(title string) {
 // help writes the command's usage, summary, grouped flags and examples.
 func (fs *flagSet) help(w io.Writer) {
 	h := commandHelp[fs.Name()]
+	if fs.Name() == "experiment" {
+		h.summary += experimentKeysHelp() // built when asked: it registers every command's flags
+	}
 	fmt.Fprintf(w, "Usage: tokperf %s\n\n%s\n", h.usage, strings.TrimSpace(h.summary))
 	var all []*pflag.Flag
 	fs.VisitAll(func(f *pflag.Flag) {
