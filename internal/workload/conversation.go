@@ -92,7 +92,9 @@ func (w *Workload) Turn(c, k int, answers []string) record.Request {
 			req.MaxTokens = it.OutputTokens
 		}
 	}
-	req.Prompt = flattenTurns(req.Messages)
+	// A transcript even of one message: each turn's prompt starts with the
+	// last's and the answer it got, so a server that caches replies hits them.
+	req.Prompt = transcript(req.Messages, true)
 	req.PromptTokens = w.count(req.Prompt)
 	return req
 }
@@ -151,24 +153,4 @@ func replyOf(ms []record.Message, k int) int {
 		}
 	}
 	return -1
-}
-
-// flattenTurns is a conversation as one prompt, "role: content" paragraphs
-// even for one message, ending with "assistant:" for the answer to follow
-// (after a user message), so each turn's prompt starts with the last's and
-// the answer it got: a server that caches its replies hits them.
-func flattenTurns(ms []record.Message) string {
-	var b strings.Builder
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(m.Role)
-		b.WriteString(": ")
-		b.WriteString(m.Content)
-	}
-	if len(ms) > 0 && ms[len(ms)-1].Role == "user" {
-		b.WriteString("\n\nassistant:")
-	}
-	return b.String()
 }

@@ -656,12 +656,19 @@ func contentText(b json.RawMessage, path string) (string, error) {
 }
 
 // Flatten turns a conversation into one prompt for endpoints without
-// messages: a single message is its content; several are "role: content"
-// each, separated by a blank line. Tools are not carried over.
+// messages: a single message is its content; several are a transcript.
+// Tools are not carried over.
 func Flatten(ms []record.Message) string {
 	if len(ms) == 1 {
 		return ms[0].Content
 	}
+	return transcript(ms, false)
+}
+
+// transcript is messages as "role: content" paragraphs separated by a
+// blank line; with cue, a last user message is followed by "assistant:"
+// for the answer to follow (a conversation's turn, even of one message).
+func transcript(ms []record.Message, cue bool) string {
 	var b strings.Builder
 	for i, m := range ms {
 		if i > 0 {
@@ -670,6 +677,9 @@ func Flatten(ms []record.Message) string {
 		b.WriteString(m.Role)
 		b.WriteString(": ")
 		b.WriteString(m.Content)
+	}
+	if cue && len(ms) > 0 && ms[len(ms)-1].Role == "user" {
+		b.WriteString("\n\nassistant:")
 	}
 	return b.String()
 }
