@@ -21,11 +21,13 @@ type Each func(emit func(v float64, w int))
 func DescribeEach(each Each) Dist {
 	total, sum, n := 0, 0.0, 0
 	lo, hi := uint64(math.MaxUint64), uint64(0)
+	unweighted := true
 	each(func(v float64, w int) {
 		if w <= 0 {
 			return
 		}
 		n++
+		unweighted = unweighted && w == 1
 		total += w
 		sum += v * float64(w)
 		k := key(v)
@@ -33,6 +35,9 @@ func DescribeEach(each Each) Dist {
 	})
 	if total == 0 {
 		return Describe(nil)
+	}
+	if n <= smallSample && unweighted {
+		return describeKeys(each, n, total, sum, hi)
 	}
 	if n <= smallSample {
 		// The keys sort in the values' order, NaN and -0 included.
@@ -102,6 +107,21 @@ func DescribeEach(each Each) Dist {
 		}
 	}
 	return Dist{N: total, Mean: sum / float64(total), P50: value(ts[0].prefix), P90: value(ts[1].prefix), P95: value(ts[2].prefix), P99: value(ts[3].prefix), Max: value(hi)}
+}
+
+// describeKeys is DescribeEach of a held sample whose values all count
+// once (most are: one gap per token): the bare keys sort in place without
+// a comparison function, a third of the time of sorting keyed pairs.
+func describeKeys(each Each, n, total int, sum float64, hi uint64) Dist {
+	ks := make([]uint64, 0, n)
+	each(func(v float64, w int) {
+		if w > 0 {
+			ks = append(ks, key(v))
+		}
+	})
+	slices.Sort(ks)
+	at := func(p float64) float64 { return value(ks[Rank(total, p)]) }
+	return Dist{N: total, Mean: sum / float64(total), P50: at(50), P90: at(90), P95: at(95), P99: at(99), Max: value(hi)}
 }
 
 // keyed is one value of a held sample, by its key.
