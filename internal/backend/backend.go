@@ -332,17 +332,20 @@ func (b *Backend) Client() string { return b.t.name() }
 
 // Negotiated is the TLS an https:// target negotiates with this backend's
 // transport: one HEAD request on the generation route, through the same
-// client the requests use (its connection stays in the pool), reports the
-// version, ALPN and HTTP version. Nil for http:// targets.
+// client the requests use, reports the version, ALPN and HTTP version.
+// Its connection is closed after it: a server may hold a response open
+// after it is complete, and a request sent behind it would wait for that.
+// Nil, with nothing sent, for http:// targets.
 func (b *Backend) Negotiated(ctx context.Context) (*record.TLS, error) {
 	t, ok := b.t.(*netTransport)
-	if !ok || t.h2c {
+	if !ok || t.h2c || !strings.HasPrefix(t.url, "https://") {
 		return nil, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
+	req.Close = true
 	if t.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+t.apiKey)
 	}
