@@ -296,7 +296,7 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		ReadBufferSize:  1 << 10,
 	}
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = Dial
 	}
 	// One stream per connection: each can carry the kernel's arrival time
 	// of what it reads.
@@ -315,7 +315,7 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 // few connections.
 func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = Dial
 	}
 	return &http.Client{Transport: &http2.Transport{
 		AllowHTTP:          true,

@@ -84,7 +84,7 @@ func newH1Client(u *url.URL, conns int, dial func(ctx context.Context, network, 
 		target += "?" + u.RawQuery
 	}
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = Dial
 	}
 	h := &h1Client{addr: addr, host: u.Host, target: target, dial: dial, maxIdle: max(conns, 1) + 16}
 	if u.User != nil {

@@ -102,7 +102,7 @@ func (e *Env) getenv(k string) string {
 
 func (e *Env) listen(addr string) (net.Listener, error) {
 	if e == nil || e.Listen == nil {
-		return net.Listen("tcp", addr)
+		return sim.Listen(addr)
 	}
 	return e.Listen(addr)
 }

@@ -229,10 +229,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// Listen listens on addr (host:port, port 0 for any) for the simulator,
+// with no TCP keep-alive probes on the connections it accepts (as most
+// inference servers): thousands of streams connected together and queued
+// together would be probed in one burst per round, which on loopback
+// overflows the kernel's input queue (net.core.netdev_max_backlog) until
+// every one is cut as dead. A client that goes away is seen at the next
+// write to it.
+func Listen(addr string) (net.Listener, error) {
+	return (&net.ListenConfig{KeepAlive: -1}).Listen(context.Background(), "tcp", addr)
+}
+
 // Start listens on addr (host:port, port 0 for any) and serves in the
 // background. The returned stop function ends the server and waits for it.
 func Start(ctx context.Context, p *Profile, addr string, opt Options) (srv *Server, url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := Listen(addr)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("simulator: listening on %s: %w", addr, err)
 	}
