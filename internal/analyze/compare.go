@@ -465,7 +465,7 @@ func pairWithheld(ra *Run, fa map[string][]Flaw, a *Stage, rb *Run, fb map[strin
 		fl   map[string][]Flaw
 		s    *Stage
 	}{{"A", ra, fa, a}, {"B", rb, fb, b}} {
-		if bs := basis(side.fl, []string{Label(side.s.Stage)}, FlawStarved, FlawLag, FlawFew); !bs.Judged() {
+		if bs := basis(side.fl, []string{Label(side.s.Stage)}, FlawStarved, FlawKernel, FlawLag, FlawFew); !bs.Judged() {
 			why = append(why, fmt.Sprintf("%s (%s): %s", side.name, side.r.File, bs.Withheld))
 		}
 	}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -39,6 +40,25 @@ type ServerReading struct {
 	SimSteps     float64 `json:"sim_steps,omitempty"`
 	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
 	SimWorstS    float64 `json:"sim_worst_lateness_s,omitempty"`
+	// HostDropped and HostRetrans are the packets the simulator's machine
+	// dropped at its kernel's input queue and the TCP segments it sent
+	// again in the window (all of the machine's connections).
+	HostDropped float64 `json:"host_dropped_packets,omitempty"`
+	HostRetrans float64 `json:"host_tcp_retransmits,omitempty"`
+}
+
+// RetransLimit is how many TCP segments, per request of a stage, the
+// simulator's machine may send again before the stage's percentiles stop
+// describing the server: on loopback a resent segment is a stall of
+// 200 ms or more (the minimum retransmission timeout) in one request, and
+// once 1% of requests carry one, a p99 of TTFT or E2E is the kernel's
+// timer.
+const RetransLimit = 0.01
+
+// kernelStalled says the simulator's machine resent more segments than
+// RetransLimit allows for a stage of n requests.
+func (r *ServerReading) kernelStalled(n int) bool {
+	return r.HostRetrans > RetransLimit*float64(max(n, 1))
 }
 
 // SimLateLimit is the share of the simulator's steps that may run late
@@ -68,7 +88,7 @@ func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics)
 	}
 	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
 		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit),
-		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst}
+		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
 	if names.KV != "" {
 		r.MaxKV = &t.MaxKV
 	}
@@ -123,6 +143,13 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 	}
 	if r.SimSteps > 0 && r.SimLateSteps > SimLateLimit*r.SimSteps {
 		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
+	}
+	if r.HostDropped > 0 || r.HostRetrans > 0 {
+		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage: on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
+		if r.kernelStalled(s.Requests) {
+			text += fmt.Sprintf(" (%.1f per 100 requests: the p99s are the kernel's retransmission timer)", 100*r.HostRetrans/float64(max(s.Requests, 1)))
+		}
+		warn("kernel_drops", "%s; raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)", text)
 	}
 	if r.CacheHitRate != nil && !c.Reuse {
 		if expected, ok := c.sharedShare(s); ok && *r.CacheHitRate > expected+c.cacheLimit() {

@@ -72,6 +72,31 @@ func TestServerRateComparison(t *testing.T) {
 	}
 }
 
+// The simulator's machine dropping packets or resending segments is
+// warned of, with the share of requests it may have stalled once it is
+// over 1%; a machine that lost nothing says nothing.
+func TestKernelDrops(t *testing.T) {
+	for _, tc := range []struct {
+		dropped, retrans float64
+		warn             bool
+		want             string
+	}{{0, 0, false, ""}, {3, 0, true, "dropped 3 packets"}, {0, 1, true, "sent 1 TCP segments again during the stage: on loopback"},
+		{50, 20, true, "(20.0 per 100 requests: the p99s are the kernel's retransmission timer)"}} {
+		r := ServerOf(received{0, 10 * time.Second, 100}, samples(10, 100, func(i int, v map[string]float64) {
+			v[engine.SimHostDropped], v[engine.SimHostRetrans] = 1000+tc.dropped*float64(i)/10, 7+tc.retrans*float64(i)/10
+		}), names)
+		var got []Warning
+		for _, w := range r.warnings(summary.Stage{Concurrency: 4, Requests: 100}, Asked{}) {
+			if w.Check == "kernel_drops" {
+				got = append(got, w)
+			}
+		}
+		if (len(got) == 1) != tc.warn || tc.warn && !strings.Contains(got[0].Text, tc.want) {
+			t.Errorf("%.0f dropped, %.0f resent: warnings %+v, want %v with %q", tc.dropped, tc.retrans, got, tc.warn, tc.want)
+		}
+	}
+}
+
 // A simulated server whose steps ran late says its figures are not its
 // profile's; one that kept up says nothing.
 func TestStarvedSimulator(t *testing.T) {

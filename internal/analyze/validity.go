@@ -29,6 +29,7 @@ const (
 	FlawLag     = "client_lag"        // the client lagged (its queue, late sends or late reads)
 	FlawFew     = "too_few"           // fewer finished requests than the figure needs
 	FlawFailed  = "all_failed"        // no request finished ok
+	FlawKernel  = "kernel_drops"      // the kernel resent segments of over 1% of the requests (loopback stalls)
 )
 
 // Flaw is one reason a stage's figures cannot carry a verdict.
@@ -58,6 +59,9 @@ func flaws(r *Run) map[string][]Flaw {
 		if sv := s.Server; sv != nil && sv.SimSteps > 0 && sv.SimLateSteps > SimLateLimit*sv.SimSteps {
 			add(FlawStarved, "%s was measured on a starved simulator (%.1f%% of its steps late)", l, 100*sv.SimLateSteps/sv.SimSteps)
 		}
+		if sv := s.Server; sv != nil && sv.kernelStalled(s.Requests) {
+			add(FlawKernel, "%s was measured while the kernel resent %.0f TCP segments (%.0f dropped packets): stalls of 200 ms or more in up to %.1f%% of its requests", l, sv.HostRetrans, sv.HostDropped, 100*min(1, sv.HostRetrans/float64(max(s.Requests, 1))))
+		}
 		if lag[l] {
 			add(FlawLag, "the client lagged at %s (its client_lag warning)", l)
 		}
@@ -79,6 +83,8 @@ func advice(fs []Flaw) string {
 		switch f.Kind {
 		case FlawStarved:
 			a = "rerun on a quieter machine"
+		case FlawKernel:
+			a = "raise net.core.netdev_max_backlog or spread the streams over more machines (--shard)"
 		case FlawLag:
 			a = "rerun on a quieter machine or spread the load over more clients (--shard)"
 		case FlawFew:
@@ -159,7 +165,7 @@ func (r *Run) gate() {
 			continue
 		}
 		l := Label(s.Stage)
-		s.StabilityBasis = basis(all, []string{l}, FlawStarved, FlawLag, FlawFailed)
+		s.StabilityBasis = basis(all, []string{l}, FlawStarved, FlawKernel, FlawLag, FlawFailed)
 		if !s.StabilityBasis.Judged() {
 			s.Stability.Kind, s.Stability.Text = "not_judged", NotJudged(s.StabilityBasis.Withheld)
 			withheld[l] = true

@@ -167,6 +167,16 @@ func TestVerdictGates(t *testing.T) {
 			starve(r, 1)
 			return gated(r)
 		}, false, "C=4 was measured on a starved simulator (20.5% of its steps late); rerun on a quieter machine"},
+		{"the kernel resent segments of 1 in 40 requests", func() *Run {
+			r := folded(level{1, 0, 40}, level{4, 0, 40})
+			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 12, HostRetrans: float64(r.Stages[1].Requests) / 40}
+			return gated(r)
+		}, false, "C=4 was measured while the kernel resent"},
+		{"one retransmit in 200 requests", func() *Run {
+			r := folded(level{1, 0, 40}, level{200, 0, 40})
+			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 1, HostRetrans: 1}
+			return gated(r)
+		}, true, ""},
 		{"fewer requests than slots", func() *Run {
 			r := folded(level{1, 0, 40}, level{16, 0, 40})
 			r.Stages[1].OK = 9

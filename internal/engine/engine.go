@@ -205,4 +205,10 @@ const (
 	SimSteps       = "tokperf_sim_steps_total"
 	SimLateSteps   = "tokperf_sim_late_steps_total"
 	SimLatenessMax = "tokperf_sim_lateness_seconds_max"
+	// SimHostDropped and SimHostRetrans are the simulator's machine's
+	// packets dropped at the kernel's input queue and TCP segments sent
+	// again (package netstat): on loopback each is a stall of 200 ms or
+	// more in some request.
+	SimHostDropped = "tokperf_sim_host_dropped_packets_total"
+	SimHostRetrans = "tokperf_sim_host_tcp_retransmits_total"
 )
