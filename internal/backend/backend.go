@@ -191,31 +191,45 @@ type endsEarly interface{ endsEarly() string }
 
 // New makes a backend for cfg.Endpoint.
 func New(cfg Config) (*Backend, error) {
-	var p protocol
+	p, why, err := pick(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(cfg, p, why)
+}
+
+// pick finds cfg's protocol in the registries, and why a stream of its
+// engine may end early where that protocol cannot tell (endsEarly).
+func pick(cfg Config) (p protocol, why string, err error) {
 	own := false // the engine's own protocol, not one any server may speak
 	if cfg.Endpoint == "generate" {
 		native := natives[cfg.Engine]
 		if native == nil {
-			return nil, fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
+			return nil, "", fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
 		}
 		p, own = native(), true
 	} else {
 		ep, ok := endpoints[cfg.Endpoint]
 		if !ok {
-			return nil, fmt.Errorf("unknown endpoint %q (want %s)", cfg.Endpoint, endpointList())
+			return nil, "", fmt.Errorf("unknown endpoint %q (want %s)", cfg.Endpoint, endpointList())
 		}
 		p, own = ep.proto(), ep.engine != "" && ep.engine == cfg.Engine
 	}
+	if native := natives[cfg.Engine]; native != nil && !own {
+		if e, ok := native().(endsEarly); ok {
+			why = e.endsEarly()
+		}
+	}
+	return p, why, nil
+}
+
+// newBackend makes a backend speaking p to cfg's server.
+func newBackend(cfg Config, p protocol, endsEarly string) (*Backend, error) {
 	u, err := routeURL(cfg.URL, p.route())
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p}
-	if native := natives[cfg.Engine]; native != nil && !own {
-		if e, ok := native().(endsEarly); ok {
-			b.endsEarly = e.endsEarly()
-		}
-	}
+	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p, endsEarly: endsEarly}
 	apiKey := cfg.APIKey
 	if userAuth(cfg.Headers) {
 		apiKey = ""
