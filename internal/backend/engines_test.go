@@ -2,6 +2,8 @@ package backend
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -82,5 +84,31 @@ func TestUsageFinal(t *testing.T) {
 		if got := strings.Contains(string(body), `"continuous_usage_stats":true`); got == final || !strings.Contains(string(body), `"include_usage":true`) {
 			t.Errorf("final %v: %s", final, body)
 		}
+	}
+}
+
+// A stream cut without its finish on an Ollama server's OpenAI route,
+// whose text is not read, names Ollama's repeat limit as the likely cause
+// (its native protocol's endsEarly); on another engine's it does not.
+func TestEndsEarlyOnOtherRoutes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"choices\":[{\"text\":\" ash\"}]}\n\n"))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		engine string
+		hint   bool
+	}{{"ollama", true}, {"vllm", false}} {
+		b, err := New(Config{URL: srv.URL, Endpoint: "completions", Engine: tc.engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := record.New(0)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 4}, &rec)
+		if rec.Status != record.StatusIncomplete || strings.Contains(rec.Error, "Ollama stops a stream") != tc.hint {
+			t.Errorf("%s: %s %q, want incomplete with the repeat limit named: %v", tc.engine, rec.Status, rec.Error, tc.hint)
+		}
+		b.Close()
 	}
 }
