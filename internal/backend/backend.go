@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,7 +39,8 @@ type Config struct {
 	// Endpoint is generate (the engine's native raw endpoint), completions
 	// or chat (OpenAI), or api-chat (Ollama's native chat).
 	Endpoint string
-	// Engine picks the native protocol of generate: sglang, tgi, llamacpp, ollama.
+	// Engine picks the native protocol of generate (an engine of the
+	// table with Native set) and its habits on the other routes.
 	Engine string
 	// CachePrompt lets llama.cpp reuse its prompt cache (off: TTFT is honest).
 	CachePrompt bool
@@ -113,6 +115,9 @@ type Backend struct {
 	url   string // the full URL of the generation route
 	shown string // url with its password masked, for messages
 	proto protocol
+	// endsEarly is why a stream of this engine may end without a finish,
+	// on a route that cannot tell from the text (endsEarly); "" otherwise.
+	endsEarly string
 }
 
 // transport carries one request to the server and its response back: the
@@ -146,44 +151,85 @@ type reply struct {
 	finish func(reuse bool)
 }
 
-// natives are the engines' own raw generation protocols, by engine name;
-// each protocol file registers its own (internal/engine lists them).
+// natives are the engines' own raw generation protocols (--endpoint
+// generate), by engine name; each protocol file registers its own, and
+// the engine table says which engines have one (Engine.Native).
 var natives = map[string]func() protocol{}
 
-// protocol is one wire format: how to build the body, and how to read the
-// stream into the record.
+// endpoints are the other generation endpoints, by --endpoint name: the
+// OpenAI routes, which any engine may serve, and an engine's own second
+// route (Ollama's api-chat), each registered by its protocol's file with
+// the engine it belongs to ("" for any).
+var endpoints = map[string]endpoint{}
+
+type endpoint struct {
+	engine string
+	proto  func() protocol
+}
+
+// protocol is one wire format: the route, how to build the body, the
+// framing of the stream it answers with, and what each event of it means.
+// Each implementation has a `var _ protocol = …` beside it.
 type protocol interface {
 	route() string
 	body(cfg *Config, req *record.Request) ([]byte, error)
-	// read fills rec from the stream; with text non-nil it also keeps the
-	// output text (for correctness checks, not on the measuring hot path).
-	read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder)
+	// framing is how the stream is cut into events, and the Content-Types
+	// it is accepted under.
+	framing() framing
+	// read fills s's record from its events (a loop over s.Next) and
+	// reports whether the stream reached its finish; readStream sets the
+	// final status from that. With s.text non-nil it also keeps the output
+	// text.
+	read(s *stream) bool
 }
+
+// endsEarly is a native protocol whose server may end a stream, without
+// its final event, on purpose (Ollama's repeat limit): the protocol tells
+// that from the text, and on the engine's other routes, whose text is not
+// read, the record's error names it as the likely cause.
+type endsEarly interface{ endsEarly() string }
 
 // New makes a backend for cfg.Endpoint.
 func New(cfg Config) (*Backend, error) {
-	var p protocol
-	switch cfg.Endpoint {
-	case "completions":
-		p = &openAI{}
-	case "chat":
-		p = &openAI{chat: true}
-	case "generate":
+	p, why, err := pick(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newBackend(cfg, p, why)
+}
+
+// pick finds cfg's protocol in the registries, and why a stream of its
+// engine may end early where that protocol cannot tell (endsEarly).
+func pick(cfg Config) (p protocol, why string, err error) {
+	own := false // the engine's own protocol, not one any server may speak
+	if cfg.Endpoint == "generate" {
 		native := natives[cfg.Engine]
 		if native == nil {
-			return nil, fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
+			return nil, "", fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
 		}
-		p = native()
-	case "api-chat":
-		p = ollama{chat: true}
-	default:
-		return nil, fmt.Errorf("unknown endpoint %q (want generate, completions, chat or api-chat)", cfg.Endpoint)
+		p, own = native(), true
+	} else {
+		ep, ok := endpoints[cfg.Endpoint]
+		if !ok {
+			return nil, "", fmt.Errorf("unknown endpoint %q (want %s)", cfg.Endpoint, endpointList())
+		}
+		p, own = ep.proto(), ep.engine != "" && ep.engine == cfg.Engine
 	}
+	if native := natives[cfg.Engine]; native != nil && !own {
+		if e, ok := native().(endsEarly); ok {
+			why = e.endsEarly()
+		}
+	}
+	return p, why, nil
+}
+
+// newBackend makes a backend speaking p to cfg's server.
+func newBackend(cfg Config, p protocol, endsEarly string) (*Backend, error) {
 	u, err := routeURL(cfg.URL, p.route())
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p}
+	b := &Backend{cfg: cfg, url: u.String(), shown: Redact(u.String()), proto: p, endsEarly: endsEarly}
 	apiKey := cfg.APIKey
 	if userAuth(cfg.Headers) {
 		apiKey = ""
@@ -243,6 +289,16 @@ func routeURL(base, route string) (*url.URL, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/") + route
 	u.RawPath = ""
 	return u, nil
+}
+
+// endpointList names the endpoints for messages: "generate, api-chat, chat or completions".
+func endpointList() string {
+	names := []string{"generate"}
+	for name := range endpoints {
+		names = append(names, name)
+	}
+	slices.Sort(names[1:])
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func engineName(e string) string {
@@ -391,10 +447,8 @@ func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request
 	// error's body is short): it is read, within drainBytes and drainTime,
 	// so the connection goes back to the pool. A failed stream is cut off.
 	resp.finish(rec.Status == record.StatusOK || rec.Status == record.StatusHTTPError)
-	if _, native := b.proto.(ollama); b.cfg.Engine == "ollama" && !native && rec.Status == record.StatusIncomplete {
-		// The OpenAI routes' text is not read on the hot path, so the
-		// repeat cannot be checked: the likely cause is named.
-		rec.Error += " (" + ollamaRepeatHint + ": a degenerate output ends so, without a finish)"
+	if b.endsEarly != "" && rec.Status == record.StatusIncomplete {
+		rec.Error += " (" + b.endsEarly + ")"
 	}
 	if err := ctx.Err(); err != nil && rec.Status != record.StatusOK {
 		fail(ctx, rec, err)
@@ -493,7 +547,7 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, req *record.Request, rec *record.Record) {
 	code, location, ctype, body := resp.code, resp.location, resp.ctype, resp.body
 	rec.FirstByte = arrive.Now()
-	if want, ok := streamType(b.proto, ctype); code/100 == 2 && !ok {
+	if f := b.proto.framing(); code/100 == 2 && !f.accepts(ctype) {
 		// A page from a proxy or a whole JSON answer is not a stream: read
 		// as one it would end "incomplete", which hides what happened. One
 		// read shows how it starts (a server holding it open cannot hold
@@ -503,7 +557,7 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		msg = msg[:n]
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
-		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (%s): %s", code, ctype, want, strings.TrimSpace(string(msg)))
+		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (want %s): %s", code, ctype, f.name, strings.TrimSpace(string(msg)))
 		return
 	}
 	if code/100 != 2 {
@@ -529,13 +583,14 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
-	body = &readStamper{r: body, a: arrive}
+	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}}
 	if b.cfg.KeepText {
 		var text strings.Builder
-		b.proto.read(body, arrive, rec, &text)
+		s.text = &text
+		s.read(b.proto, &s.body)
 		rec.Text = text.String()
 	} else {
-		b.proto.read(body, arrive, rec, nil)
+		s.read(b.proto, &s.body)
 	}
 	if rec.Done == record.Unset {
 		rec.Done = clock.Now() // the stream ended or failed before a final event
@@ -564,19 +619,6 @@ func RetryAfter(v string, now time.Time) time.Duration {
 		d = t.Sub(now)
 	}
 	return max(min(d, MaxRetryAfter), 0)
-}
-
-// streamType reports whether a response's Content-Type is the stream the
-// protocol reads (a missing one is given the benefit of the doubt), and
-// names what it wants.
-func streamType(p protocol, ctype string) (string, bool) {
-	mt, _, _ := strings.Cut(ctype, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	if _, ok := p.(ollama); ok {
-		// NDJSON; a whole JSON answer is one line of it.
-		return "want application/x-ndjson", mt == "" || mt == "application/x-ndjson" || mt == "application/json"
-	}
-	return "want text/event-stream", mt == "" || mt == "text/event-stream"
 }
 
 // What is read of a response after its final event, so that a
@@ -712,10 +754,11 @@ const promptLimit = time.Millisecond
 // itself, while the read that brought it is the latest.
 type lag struct{ pending, prompt bool }
 
-// next notes the event Events.Next just returned; call it for every event
+// next notes the event Events.Next just returned, and whether the event
+// before it shared its read (Events.Shared); call it for every event
 // before anything else.
-func (l *lag) next(ev *Events, _ stamper, rec *record.Record) {
-	if l.pending && ev.Shared() {
+func (l *lag) next(shared bool, rec *record.Record) {
+	if l.pending && shared {
 		if l.prompt {
 			rec.Coalesced++
 		} else {

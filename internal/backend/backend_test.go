@@ -115,7 +115,7 @@ func TestLateChunkCountsWhateverFollows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.New(1)
-			tc.p.read(&chunkedReader{parts: tc.reads}, record.NewClock(), &rec, nil)
+			readStream(tc.p, &chunkedReader{parts: tc.reads}, record.NewClock(), &rec, nil)
 			if rec.Status != record.StatusOK && rec.Status != "" {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
@@ -179,7 +179,7 @@ func TestRealCaptures(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec := record.New(0)
-			(&openAI{chat: tc.chat}).read(capture(t, tc.file), record.NewClock(), &rec, nil)
+			readStream(&openAI{chat: tc.chat}, capture(t, tc.file), record.NewClock(), &rec, nil)
 			got := want{rec.Status, rec.OutputTokens, rec.OutputSource, rec.ChunkSource, len(rec.Chunks), rec.FinishReason, rec.PromptTokens, rec.FirstContent != record.Unset}
 			if got != tc.want {
 				t.Errorf("got %+v\nwant %+v (error %q)", got, tc.want, rec.Error)
@@ -188,7 +188,7 @@ func TestRealCaptures(t *testing.T) {
 	}
 	t.Run("llama-completions-midstream-error.sse", func(t *testing.T) {
 		rec := record.New(0)
-		(&openAI{}).read(capture(t, "llama-completions-midstream-error.sse"), record.NewClock(), &rec, nil)
+		readStream(&openAI{}, capture(t, "llama-completions-midstream-error.sse"), record.NewClock(), &rec, nil)
 		if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "does not match") || len(rec.Chunks) == 0 {
 			t.Errorf("status %q error %q chunks %d: want a stream error after some chunks", rec.Status, rec.Error, len(rec.Chunks))
 		}
@@ -228,7 +228,7 @@ func TestOpenAIStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.New(0)
-			(&openAI{chat: tc.chat}).read(strings.NewReader(tc.in), record.NewClock(), &rec, nil)
+			readStream(&openAI{chat: tc.chat}, strings.NewReader(tc.in), record.NewClock(), &rec, nil)
 			if rec.Status != tc.status {
 				t.Fatalf("status %q (%s), want %q", rec.Status, rec.Error, tc.status)
 			}
@@ -257,7 +257,7 @@ func TestSGLangStream(t *testing.T) {
 		"data: {\"text\":\" a b c d e\",\"meta_info\":{\"finish_reason\":{\"type\":\"length\",\"length\":5},\"prompt_tokens\":7,\"completion_tokens\":5,\"e2e_latency\":0.1}}\n\n" +
 		"data: [DONE]\n\n"
 	rec := record.New(0)
-	sglang{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
+	readStream(sglang{}, strings.NewReader(in), record.NewClock(), &rec, nil)
 	var sizes []int
 	for _, c := range rec.Chunks {
 		sizes = append(sizes, c.Tokens)
@@ -266,7 +266,7 @@ func TestSGLangStream(t *testing.T) {
 		t.Errorf("got status %q output %d prompt %d finish %q chunks %v", rec.Status, rec.OutputTokens, rec.PromptTokens, rec.FinishReason, sizes)
 	}
 	rec = record.New(0)
-	sglang{}.read(strings.NewReader("data: {\"error\":{\"message\":\"oom\"}}\n\n"), record.NewClock(), &rec, nil)
+	readStream(sglang{}, strings.NewReader("data: {\"error\":{\"message\":\"oom\"}}\n\n"), record.NewClock(), &rec, nil)
 	if rec.Status != record.StatusStreamError {
 		t.Errorf("error event: status %q", rec.Status)
 	}
@@ -324,7 +324,7 @@ func FuzzOpenAIStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, chat := range []bool{false, true} {
 			rec := record.New(0)
-			(&openAI{chat: chat}).read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
+			readStream(&openAI{chat: chat}, strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 			checkRecord(t, &rec)
 		}
 	})
@@ -335,7 +335,7 @@ func FuzzSGLangStream(f *testing.F) {
 	f.Add([]byte("data: {\"text\":\"a\",\"meta_info\":{\"completion_tokens\":2,\"finish_reason\":{\"type\":\"stop\"}}}\n\ndata: [DONE]\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec := record.New(0)
-		sglang{}.read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
+		readStream(sglang{}, strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 		checkRecord(t, &rec)
 	})
 }
@@ -354,7 +354,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	for b.Loop() {
 		rec := record.New(0)
 		rec.Chunks = make([]record.Chunk, 0, 1000)
-		(&openAI{}).read(strings.NewReader(in), record.NewClock(), &rec, nil)
+		readStream(&openAI{}, strings.NewReader(in), record.NewClock(), &rec, nil)
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "chunks/s")
 }
@@ -399,7 +399,7 @@ func TestLongLineLinear(t *testing.T) {
 		t.Fatalf("events of %v bytes, error %v", got, ev.Err())
 	}
 	var rec record.Record
-	ollama{}.read(iotest.OneByteReader(strings.NewReader(`{"response":"`+long+`","done":false}`+"\r\n"+`{"response":"b","done":true,"eval_count":2}`+"\n")), record.NewClock(), &rec, nil)
+	readStream(ollama{}, iotest.OneByteReader(strings.NewReader(`{"response":"`+long+`","done":false}`+"\r\n"+`{"response":"b","done":true,"eval_count":2}`+"\n")), record.NewClock(), &rec, nil)
 	if !rec.OK() || rec.OutputTokens != 2 {
 		t.Fatalf("ollama: %s %s, %d tokens", rec.Status, rec.Error, rec.OutputTokens)
 	}
@@ -448,7 +448,7 @@ func TestLateChunkHeldInTheBodysBuffer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := record.New(1)
 			body := &heldBody{parts: []string{a, b[:12], b[12:], "data: [DONE]\n\n"}, held: tc.held}
-			(&openAI{}).read(body, record.NewClock(), &rec, nil)
+			readStream(&openAI{}, body, record.NewClock(), &rec, nil)
 			if rec.Buffered != tc.want || rec.Coalesced != 0 {
 				t.Errorf("%d buffered, %d coalesced; want %d buffered", rec.Buffered, rec.Coalesced, tc.want)
 			}

@@ -10,24 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
-// Each engine the simulator imitates is named by its identity route, and
-// the default endpoint is its native raw one.
+// Each engine of the table, as the simulator imitates it, is detected as
+// itself, and its default endpoint (its native raw one where the table
+// says it has one) serves a request whose tokens are those the simulator
+// sent, on the route it served. A new engine is tested here without being
+// added to a list; a failure names the place to fix.
 func TestDetectEachEngine(t *testing.T) {
-	for _, tc := range []struct{ engine, endpoint, route string }{
-		{"sglang", "generate", "/generate"},
-		{"vllm", "completions", "/v1/completions"},
-		{"tgi", "generate", "/generate_stream"},
-		{"llamacpp", "generate", "/completion"},
-		{"ollama", "generate", "/api/generate"},
-	} {
-		t.Run(tc.engine, func(t *testing.T) {
+	for _, e := range engine.Table() {
+		t.Run(e.Name, func(t *testing.T) {
+			if !sim.Imitates(e.Name) {
+				t.Fatalf("the simulator cannot be %s: add internal/sim/%s.go registering its imitation", e.Name, e.Name)
+			}
 			p, _ := sim.LoadProfile("tiny")
-			p.Engine = tc.engine
-			_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+			p.Engine = e.Name
+			srv, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,16 +37,31 @@ func TestDetectEachEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Engine != tc.engine || len(models) != 1 || models[0] != "tiny" {
-				t.Errorf("detected %q with models %v", s.Engine, models)
+			if s.Engine != e.Name || len(models) != 1 || models[0] != "tiny" {
+				t.Errorf("detected %q (evidence %v, %s) with models %v: internal/engine's probes for %s and internal/sim/%s.go's identity routes disagree", s.Engine, s.Evidence, s.Doubt, models, e.Name, e.Name)
 			}
-			ep := DefaultEndpoint(s.Engine)
-			b, err := New(Config{URL: url, Endpoint: ep, Engine: s.Engine, Model: "tiny"})
+			ep := DefaultEndpoint(e.Name)
+			if (ep == "generate") != e.Native {
+				t.Errorf("default endpoint %s, and the table says native %v", ep, e.Native)
+			}
+			b, err := New(Config{URL: url, Endpoint: ep, Engine: e.Name, Model: "tiny"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ep != tc.endpoint || b.Route() != tc.route {
-				t.Errorf("default endpoint %s %s, want %s %s", ep, b.Route(), tc.endpoint, tc.route)
+			defer b.Close()
+			rec := record.New(0)
+			b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "a b c", MaxTokens: 5, IgnoreEOS: true}, &rec)
+			tr := srv.Trace()
+			if len(tr) != 1 {
+				t.Fatalf("the simulator served %d requests, want 1 (%s %s)", len(tr), rec.Status, rec.Error)
+			}
+			sent := 0
+			for _, c := range tr[0].Chunks {
+				sent += c.Tokens
+			}
+			if !rec.OK() || tr[0].Route != b.Route() || rec.OutputTokens != sent || rec.ChunkTokens() != sent || len(rec.Chunks) != len(tr[0].Chunks) {
+				t.Errorf("%s on %s: %s %s, %d tokens in %d chunks; the simulator sent %d in %d on %s", ep, b.Route(), rec.Status, rec.Error,
+					rec.OutputTokens, len(rec.Chunks), sent, len(tr[0].Chunks), tr[0].Route)
 			}
 		})
 	}

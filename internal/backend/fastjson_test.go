@@ -57,7 +57,7 @@ func TestFastPathSameRecords(t *testing.T) {
 				fastPath = fast
 				defer func() { fastPath = true }()
 				rec := record.New(0)
-				(&openAI{chat: chat}).read(strings.NewReader(in), record.NewClock(), &rec, nil)
+				readStream(&openAI{chat: chat}, strings.NewReader(in), record.NewClock(), &rec, nil)
 				for j := range rec.Chunks {
 					rec.Chunks[j].At = 0
 				}

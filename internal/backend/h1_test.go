@@ -649,7 +649,7 @@ func TestH1RealCaptures(t *testing.T) {
 			}
 			defer b.Close()
 			direct := record.New(0)
-			(&openAI{chat: tc.chat}).read(bytes.NewReader(stream), record.NewClock(), &direct, nil)
+			readStream(&openAI{chat: tc.chat}, bytes.NewReader(stream), record.NewClock(), &direct, nil)
 			// net/http reading the same response (--net-http) agrees too.
 			std, err := New(Config{URL: srv, Endpoint: endpoint, Conns: 1, NetHTTP: true})
 			if _, lean := std.t.(*leanTransport); err != nil || lean || std.Client() != "http/1.1 (net/http)" || b.Client() != "http/1.1 (tokperf)" {

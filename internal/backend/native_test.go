@@ -37,7 +37,7 @@ func TestNativeCaptures(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rec := record.New(0)
-			tc.proto.read(capture(t, tc.file), record.NewClock(), &rec, nil)
+			readStream(tc.proto, capture(t, tc.file), record.NewClock(), &rec, nil)
 			got := want{rec.Status, rec.OutputTokens, rec.OutputSource, len(rec.Chunks), rec.FinishReason, rec.PromptTokens, 0}
 			if rec.Server != nil {
 				got.decodeMs = rec.Server.DecodeMs
@@ -57,7 +57,7 @@ func TestTGIStream(t *testing.T) {
 		"data:{\"index\":2,\"token\":{\"id\":6,\"text\":\" b\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n" +
 		"data:{\"index\":3,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.1,\"special\":true},\"generated_text\":\" a b\",\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":3,\"seed\":null,\"input_length\":4}}\n\n"
 	rec := record.New(0)
-	tgi{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
+	readStream(tgi{}, strings.NewReader(in), record.NewClock(), &rec, nil)
 	var sizes []int
 	for _, c := range rec.Chunks {
 		sizes = append(sizes, c.Tokens)
@@ -66,12 +66,12 @@ func TestTGIStream(t *testing.T) {
 		t.Errorf("status %q output %d prompt %d finish %q chunks %v", rec.Status, rec.OutputTokens, rec.PromptTokens, rec.FinishReason, sizes)
 	}
 	rec = record.New(0)
-	tgi{}.read(strings.NewReader("data:{\"error\":\"Request failed during generation\",\"error_type\":\"generation\"}\n\n"), record.NewClock(), &rec, nil)
+	readStream(tgi{}, strings.NewReader("data:{\"error\":\"Request failed during generation\",\"error_type\":\"generation\"}\n\n"), record.NewClock(), &rec, nil)
 	if rec.Status != record.StatusStreamError {
 		t.Errorf("error event: status %q", rec.Status)
 	}
 	rec = record.New(0)
-	tgi{}.read(strings.NewReader(in[:strings.Index(in, "data:{\"index\":3")]), record.NewClock(), &rec, nil)
+	readStream(tgi{}, strings.NewReader(in[:strings.Index(in, "data:{\"index\":3")]), record.NewClock(), &rec, nil)
 	if rec.Status != record.StatusIncomplete {
 		t.Errorf("no details: status %q, want incomplete", rec.Status)
 	}
@@ -82,7 +82,7 @@ func TestLlamaCppChunkSizes(t *testing.T) {
 		"data: {\"content\":\" c\",\"tokens\":[3],\"stop\":false}\n\n" +
 		"data: {\"content\":\"\",\"tokens\":[],\"stop\":true,\"stop_type\":\"eos\",\"tokens_predicted\":3,\"tokens_evaluated\":5,\"timings\":{\"prompt_ms\":4,\"predicted_n\":3,\"predicted_ms\":30}}\n\n"
 	rec := record.New(0)
-	llamaCpp{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
+	readStream(llamaCpp{}, strings.NewReader(in), record.NewClock(), &rec, nil)
 	var sizes []int
 	for _, c := range rec.Chunks {
 		sizes = append(sizes, c.Tokens)
@@ -98,7 +98,7 @@ func FuzzTGIStream(f *testing.F) {
 	f.Add([]byte("data:{\"token\":{\"text\":\"a\"},\"details\":{\"generated_tokens\":1}}\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec := record.New(0)
-		tgi{}.read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
+		readStream(tgi{}, strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 		checkRecord(t, &rec)
 	})
 }
@@ -108,7 +108,7 @@ func FuzzLlamaCppStream(f *testing.F) {
 	f.Add([]byte("data: {\"content\":\"a\",\"tokens\":[1,2],\"stop\":true,\"tokens_predicted\":2}\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec := record.New(0)
-		llamaCpp{}.read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
+		readStream(llamaCpp{}, strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 		checkRecord(t, &rec)
 	})
 }
@@ -123,7 +123,7 @@ func FuzzOllamaStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, chat := range []bool{false, true} {
 			rec := record.New(0)
-			ollama{chat: chat}.read(strings.NewReader(string(in)), record.NewClock(), &rec, nil)
+			readStream(ollama{chat: chat}, strings.NewReader(string(in)), record.NewClock(), &rec, nil)
 			checkRecord(t, &rec)
 		}
 	})
@@ -143,7 +143,7 @@ func TestOllamaStreamShapes(t *testing.T) {
 	pieces := lines[:len(lines)-1] // 6 pieces, eval_count 6
 	read := func(in string) record.Record {
 		rec := record.New(0)
-		ollama{}.read(strings.NewReader(in), record.NewClock(), &rec, nil)
+		readStream(ollama{}, strings.NewReader(in), record.NewClock(), &rec, nil)
 		return rec
 	}
 	t.Run("capture", func(t *testing.T) {

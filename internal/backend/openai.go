@@ -2,9 +2,6 @@ package backend
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -12,6 +9,13 @@ import (
 // openAI is /v1/completions and /v1/chat/completions, streaming, asking for
 // usage and continuous usage stats.
 type openAI struct{ chat bool }
+
+var _ protocol = (*openAI)(nil)
+
+func init() {
+	endpoints["completions"] = endpoint{"", func() protocol { return &openAI{} }}
+	endpoints["chat"] = endpoint{"", func() protocol { return &openAI{chat: true} }}
+}
 
 func (o *openAI) route() string {
 	if o.chat {
@@ -153,55 +157,48 @@ func (e *streamError) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(e))
 }
 
-func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
-	ev := NewEvents(body)
-	var late lag
+func (o *openAI) framing() framing { return sse }
+
+func (o *openAI) read(s *stream) bool {
+	rec := s.rec
 	var (
 		cum        int // last cumulative completion_tokens seen per chunk
 		continuous bool
 		final      int
 		hasFinal   bool
 		sawFinish  bool
-		chunks     int
 		thinking   int // tokens of chunks with reasoning and no content
 	)
-	for ev.Next() {
-		now := clock.Now()
-		late.next(ev, clock, rec)
-		data := ev.Data()
-		if string(data) == "[DONE]" {
-			rec.Done = now
-			break
-		}
+	for s.Next() {
+		data := s.Data()
 		f, ok := chunkFacts{}, false
-		if fastPath && text == nil {
+		if fastPath && s.text == nil {
 			f, ok = fastChunk(data)
 		}
 		if !ok {
 			var c openAIChunk
-			if err := json.Unmarshal(data, &c); err != nil {
-				rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
-				return
+			if !s.decode(&c) {
+				return false
 			}
 			if c.Error != nil || c.Object == "error" {
 				msg := c.Message
 				if c.Error != nil {
 					msg = c.Error.Message
 				}
-				rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+msg
-				return
+				s.fail(msg)
+				return false
 			}
 			if t := c.Timings.timing(); t != nil {
 				rec.Server = t
 			}
 			f = c.facts()
-			if text != nil {
+			if s.text != nil {
 				for _, ch := range c.Choices {
 					if ch.Text != nil {
-						text.WriteString(*ch.Text)
+						s.text.WriteString(*ch.Text)
 					}
 					if ch.Delta != nil && ch.Delta.Content != nil {
-						text.WriteString(*ch.Delta.Content)
+						s.text.WriteString(*ch.Delta.Content)
 					}
 				}
 			}
@@ -240,12 +237,7 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 			n = 1
 		}
 		if n > 0 {
-			chunks++
-			rec.AddChunk(now, n)
-			late.chunk(clock)
-			if content && rec.FirstContent == record.Unset {
-				rec.FirstContent = now
-			}
+			s.chunk(n, content)
 			if reasoning && !content {
 				thinking += n
 			}
@@ -269,5 +261,5 @@ func (o *openAI) read(body io.Reader, clock stamper, rec *record.Record, text *s
 		// counts as content).
 		rec.ReasoningTokens, rec.ReasoningSource = thinking, rec.ChunkSource
 	}
-	finish(rec, sawFinish, ev.Err())
+	return sawFinish
 }

@@ -2,9 +2,6 @@ package backend
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -12,6 +9,8 @@ import (
 // sglang is SGLang's native POST /generate: cumulative text and a cumulative
 // meta_info.completion_tokens in every event, so tokens per chunk are exact.
 type sglang struct{}
+
+var _ protocol = sglang{}
 
 func init() { natives["sglang"] = func() protocol { return sglang{} } }
 
@@ -44,49 +43,37 @@ type sglangEvent struct {
 	Error *streamError `json:"error"`
 }
 
-func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *strings.Builder) {
-	ev := NewEvents(body)
-	var late lag
+func (sglang) framing() framing { return sse }
+
+func (sglang) read(s *stream) bool {
+	rec := s.rec
 	cum, textLen := 0, 0
 	sawFinish, counted := false, false
-	for ev.Next() {
-		now := clock.Now()
-		late.next(ev, clock, rec)
-		data := ev.Data()
-		if string(data) == "[DONE]" {
-			rec.Done = now
-			break
-		}
+	for s.Next() {
 		var e sglangEvent
-		if err := json.Unmarshal(data, &e); err != nil {
-			rec.Status, rec.Error = record.StatusStreamError, fmt.Sprintf("malformed chunk: %v: %.80q", err, data)
-			return
+		if !s.decode(&e) {
+			return false
 		}
 		if e.Error != nil {
-			rec.Status, rec.Error = record.StatusStreamError, "server error in stream: "+e.Error.Message
-			return
+			s.fail(e.Error.Message)
+			return false
 		}
 		m := e.MetaInfo
 		counted = true
 		if n := m.CompletionTokens - cum; n > 0 {
-			rec.AddChunk(now, n)
-			late.chunk(clock)
-			if len(e.Text) > textLen && rec.FirstContent == record.Unset {
-				rec.FirstContent = now
-			}
+			s.chunk(n, len(e.Text) > textLen)
 			cum = m.CompletionTokens
 		}
 		textLen = len(e.Text)
-		if text != nil {
+		if s.text != nil {
 			var full string
 			if json.Unmarshal(e.Text, &full) == nil {
-				text.Reset()
-				text.WriteString(full) // cumulative: the last event holds it all
+				s.text.Reset()
+				s.text.WriteString(full) // cumulative: the last event holds it all
 			}
 		}
 		rec.PromptTokens, rec.PromptSource, rec.CachedTokens = m.PromptTokens, record.SourceUsage, m.CachedTokens
 		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
-			sawFinish = true
 			if m.E2ELatency > 0 {
 				rec.Server = &record.ServerTiming{E2EMs: m.E2ELatency * 1e3, OutputTokens: m.CompletionTokens}
 			}
@@ -98,7 +85,8 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 			} else {
 				rec.FinishReason = string(m.FinishReason)
 			}
-			rec.Done = now // the last event: [DONE] may follow, nothing more
+			sawFinish = true
+			s.last() // [DONE] may follow, nothing more
 			break
 		}
 	}
@@ -106,5 +94,5 @@ func (sglang) read(body io.Reader, clock stamper, rec *record.Record, text *stri
 	if !counted {
 		rec.OutputSource, rec.ChunkSource = record.SourceNone, record.SourceNone
 	}
-	finish(rec, sawFinish, ev.Err())
+	return sawFinish
 }

@@ -13,8 +13,10 @@ import "strings"
 // Engine is everything tokperf knows of one kind of inference server: how
 // to recognise it, which raw endpoint it has, where tokens per chunk come
 // from, and its Prometheus metric names. Adding an engine is one entry
-// here, one protocol file in internal/backend, and the simulator's
-// imitation of it.
+// here, one protocol file in internal/backend where it has a native
+// protocol, and one file of the simulator's imitation of it in
+// internal/sim (docs/ARCHITECTURE.md, "How to add an engine", names the
+// tests that say which is missing).
 type Engine struct {
 	Name string // as --engine takes it and the result header records it
 	// Probes are its identity routes; detection asks every engine's at

@@ -1,6 +1,8 @@
 // Package sim owns the embedded simulated inference server: a real HTTP
 // server whose continuous-batching engine imitates SGLang, vLLM, TGI,
-// llama.cpp and Ollama on their own wire formats, and records the ground
+// llama.cpp, Ollama and a plain OpenAI-compatible server on their own wire
+// formats (one file each, registering its imitation of an engine of
+// engine.Table(): Engines lists them), and records the ground
 // truth of every request (when each chunk left, how many tokens it held) for
 // tests to compare a client's figures against.
 //

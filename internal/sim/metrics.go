@@ -55,68 +55,19 @@ func newHistograms() *histograms {
 
 // metrics writes Prometheus text with the imitated engine's own names.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	e := s.eng
-	var b strings.Builder
-	metric := func(name, typ, help string, v float64) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, strconv.FormatFloat(v, 'g', -1, 64))
-	}
-	// With a leaking pool the usage is of what is left of it.
-	kv := float64(e.KVUsed.Load()) / float64(max(s.p.Degrade.kvTokens(s.p.KVTokens, time.Since(e.start)), 1))
-	hitRate := 0.0
-	if q := e.CacheQueries.Load(); q > 0 {
-		hitRate = float64(e.CacheHits.Load()) / float64(q)
-	}
-	switch s.p.Engine {
-	case "sglang":
-		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", float64(e.Running.Load()))
-		metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", float64(e.Waiting.Load()))
-		metric("sglang:token_usage", "gauge", "The token usage.", kv)
-		tput := 0.0
-		if ns := e.lastStepNanos.Load(); ns > 0 {
-			tput = float64(e.lastStepTokens.Load()) / (float64(ns) / 1e9)
-		}
-		metric("sglang:gen_throughput", "gauge", "The generation throughput (token/s).", tput)
-		acc := 0.0
-		if d := e.SpecDrafts.Load(); d > 0 {
-			acc = 1 + float64(e.SpecAccepted.Load())/float64(d)
-		}
-		metric("sglang:spec_accept_length", "gauge", "The average acceptance length of speculative decoding.", acc)
-		metric("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", hitRate)
-		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(e.PromptTotal.Load()))
-		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(e.GenTotal.Load()))
-		s.hist.ttft.write(&b, "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.")
-		s.hist.itl.write(&b, "sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.")
-		s.hist.e2e.write(&b, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds")
-	case "llamacpp":
-		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed, excluding cached tokens", float64(e.PromptTotal.Load()))
-		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", float64(e.GenTotal.Load()))
-		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", float64(e.Running.Load()))
-		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", float64(e.Waiting.Load()))
-	case "tgi":
-		metric("tgi_batch_current_size", "gauge", "Current batch size", float64(e.Running.Load()))
-		metric("tgi_queue_size", "gauge", "Current queue size", float64(e.Waiting.Load()))
-		metric("tgi_request_generated_tokens_total", "counter", "Generated tokens", float64(e.GenTotal.Load()))
-	case "ollama":
-		http.NotFound(w, r) // Ollama has no Prometheus endpoint
+	if s.im.metrics == nil {
+		http.NotFound(w, r) // as a server without a Prometheus endpoint
 		return
-	default: // vllm
-		metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(e.Running.Load()))
-		metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(e.Waiting.Load()))
-		metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", kv)
-		metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(e.PromptTotal.Load()))
-		metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(e.GenTotal.Load()))
-		metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", 0)
-		if s.p.PrefixCache {
-			metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", float64(e.CacheQueries.Load()))
-			metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", float64(e.CacheHits.Load()))
-		}
-		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", float64(e.SpecDrafts.Load()))
-		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", float64(e.SpecDraftTokens.Load()))
-		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", float64(e.SpecAccepted.Load()))
-		s.hist.ttft.write(&b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.")
-		s.hist.itl.write(&b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.")
-		s.hist.e2e.write(&b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.")
 	}
+	e := s.eng
+	x := &exposition{}
+	// With a leaking pool the usage is of what is left of it.
+	x.kv = float64(e.KVUsed.Load()) / float64(max(s.p.Degrade.kvTokens(s.p.KVTokens, time.Since(e.start)), 1))
+	if q := e.CacheQueries.Load(); q > 0 {
+		x.hitRate = float64(e.CacheHits.Load()) / float64(q)
+	}
+	s.im.metrics(s, x)
+	metric := x.metric
 	// The simulator's own health, under every engine's names: figures taken
 	// while late steps grew describe a starved simulator.
 	l := e.Lateness()
@@ -128,5 +79,5 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss)
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Write([]byte(b.String()))
+	w.Write([]byte(x.b.String()))
 }

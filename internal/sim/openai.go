@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// The plain OpenAI-compatible server (engine "openai": TensorRT-LLM and the
+// rest): the OpenAI routes every imitation serves, no identity route, and
+// a /metrics with only the simulator's own health.
+func init() { imitate("openai", imitation{metrics: func(*Server, *exposition) {}}) }
+
 type openAIRequest struct {
 	Model               string          `json:"model"`
 	Prompt              json.RawMessage `json:"prompt"`
@@ -128,7 +133,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 		return nil, false
 	}
 	g := &gen{route: r.URL.Path, stream: req.Stream, ignoreEOS: req.IgnoreEOS, temperature: 1, chat: chat, minTokens: req.MinTokens}
-	g.uncached = s.p.Engine == "llamacpp" && req.CachePrompt != nil && !*req.CachePrompt
+	g.uncached = s.im.cachePrompt && req.CachePrompt != nil && !*req.CachePrompt
 	if chat {
 		if len(req.Messages) == 0 {
 			openAIError(w, 400, "messages is required")
@@ -264,7 +269,7 @@ func (f *openAIFormat) contentType() string { return "text/event-stream" }
 func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion int, withUsage bool) openAIChunk {
 	c := openAIChunk{Created: x.created, Model: f.s.p.Model}
 	ch := openAIChoice{}
-	if e := f.s.p.Engine; e == "vllm" || e == "sglang" {
+	if f.s.im.nullLogprobs {
 		ch.Logprobs = json.RawMessage("null") // vLLM and SGLang always send it; others never do
 	}
 	if f.chat {

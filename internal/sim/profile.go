@@ -20,8 +20,10 @@ import (
 type Profile struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
-	// Engine is the server imitated: sglang, vllm, tgi, llamacpp or ollama.
-	// It decides the identity routes and the /metrics names.
+	// Engine is the server imitated: an engine of engine.Table() that the
+	// simulator has an imitation of (Engines: sglang, tgi, llamacpp,
+	// ollama, vllm, or openai for a plain OpenAI-compatible server). It
+	// decides the identity routes and the /metrics names.
 	Engine        string  `yaml:"engine"`
 	Version       string  `yaml:"version"`
 	Model         string  `yaml:"model"`
@@ -311,12 +313,11 @@ func (p *Profile) fill() error {
 	if p.Name == "" {
 		return bad("name", "is required")
 	}
-	switch p.Engine {
-	case "":
+	if p.Engine == "" {
 		p.Engine = "vllm"
-	case "sglang", "vllm", "tgi", "llamacpp", "ollama":
-	default:
-		return bad("engine", "%q is not one of sglang, vllm, tgi, llamacpp, ollama", p.Engine)
+	}
+	if !Imitates(p.Engine) {
+		return bad("engine", "%q is not one of %s", p.Engine, strings.Join(Engines(), ", "))
 	}
 	if p.Model == "" {
 		p.Model = p.Name

@@ -47,6 +47,7 @@ type Options struct {
 // Server is the simulated inference server: the engine plus every route.
 type Server struct {
 	p     *Profile
+	im    imitation // of p.Engine
 	eng   *Engine
 	start time.Time
 	mux   *http.ServeMux
@@ -82,6 +83,7 @@ func New(p *Profile, opt Options) *Server {
 		rng:   rand.New(rand.NewPCG(uint64(p.Seed), 0xfa17)),
 		died:  make(chan struct{}),
 		count: countTokens,
+		im:    imitations[p.Engine],
 	}
 	s.eng.stall = opt.Stall
 	if opt.Tokenizer != nil {
@@ -300,34 +302,19 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/models", s.models)
 	m.HandleFunc("POST /v1/completions", s.openAICompletions)
 	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
-	m.HandleFunc("POST /generate", s.generateRoute) // SGLang, or TGI by body
-	m.HandleFunc("POST /generate_stream", s.tgiStream)
-	m.HandleFunc("POST /completion", s.llamaCompletion)
-	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
-	m.HandleFunc("POST /api/chat", s.ollamaChat)
 	m.HandleFunc("GET /metrics", s.metrics)
 	m.HandleFunc("GET /dcgm/metrics", s.dcgm)
 	m.HandleFunc("GET /sim/trace", s.traceRoute)
 	m.HandleFunc("DELETE /sim/trace", func(w http.ResponseWriter, r *http.Request) { s.ResetTrace(); w.WriteHeader(http.StatusNoContent) })
-	switch s.p.Engine {
-	case "sglang":
-		m.HandleFunc("GET /health_generate", s.healthGenerate)
-		m.HandleFunc("GET /get_model_info", s.sglangModelInfo)
-		m.HandleFunc("GET /server_info", s.sglangServerInfo)
-	case "vllm":
-		m.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, map[string]any{"version": s.version("0.11.0")})
-		})
-		s.tokenizeRoutes(m)
-	case "tgi":
-		m.HandleFunc("GET /info", s.tgiInfo)
-	case "llamacpp":
-		m.HandleFunc("GET /props", s.llamaProps)
-		s.tokenizeRoutes(m)
-	case "ollama":
-		m.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, map[string]any{"version": s.version("0.17.4")})
-		})
+	// Every imitation's generation routes, whichever engine this is; then
+	// the routes only the profile's engine has (imitate.go).
+	for _, name := range Engines() {
+		if serve := imitations[name].serve; serve != nil {
+			serve(s, m)
+		}
+	}
+	if s.im.own != nil {
+		s.im.own(s, m)
 	}
 }
 
@@ -346,32 +333,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"status": "ok"})
 }
 
-func (s *Server) healthGenerate(w http.ResponseWriter, r *http.Request) {
-	if s.loading() {
-		w.WriteHeader(503)
-		return
-	}
-	st, err := s.eng.Submit(Job{PromptTokens: 1, MaxTokens: 1, Length: 1})
-	if err != nil {
-		w.WriteHeader(503)
-		return
-	}
-	for {
-		select {
-		case <-st.Ready():
-			for _, ev := range st.Take(nil) {
-				if ev.Done {
-					w.WriteHeader(200)
-					return
-				}
-			}
-		case <-r.Context().Done():
-			s.eng.Cancel(st)
-			return
-		}
-	}
-}
-
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	if s.loading() {
 		openAIError(w, 503, "Loading model")
@@ -380,41 +341,6 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{
 		"id": s.p.Model, "object": "model", "created": s.start.Unix(), "owned_by": s.p.Engine, "max_model_len": s.p.ContextLength,
 	}}})
-}
-
-func (s *Server) sglangModelInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]any{"model_path": s.p.Model, "tokenizer_path": s.p.Model, "is_generation": true})
-}
-
-func (s *Server) sglangServerInfo(w http.ResponseWriter, r *http.Request) {
-	spec := any(nil)
-	if s.p.Spec != nil {
-		spec = s.p.Spec.Method
-	}
-	writeJSON(w, 200, map[string]any{
-		"version": s.version("0.5.5"), "model_path": s.p.Model, "tp_size": s.p.GPUs,
-		"max_running_requests": s.p.MaxRunning, "chunked_prefill_size": s.p.ChunkedPrefill,
-		"stream_interval": s.p.StreamInterval, "speculative_algorithm": spec, "context_length": s.p.ContextLength,
-		"max_total_num_tokens": s.p.KVTokens, "simulated": true, "sim_profile": s.p.Name,
-	})
-}
-
-func (s *Server) tgiInfo(w http.ResponseWriter, r *http.Request) {
-	maxC := s.p.MaxConcurrent
-	if maxC == 0 {
-		maxC = 128
-	}
-	writeJSON(w, 200, map[string]any{
-		"model_id": s.p.Model, "max_concurrent_requests": maxC, "max_input_tokens": s.p.ContextLength - 1,
-		"max_total_tokens": s.p.ContextLength, "version": s.version("3.3.6"), "router": "text-generation-router",
-	})
-}
-
-func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]any{
-		"default_generation_settings": map[string]any{"n_ctx": s.p.ContextLength},
-		"total_slots":                 s.p.MaxRunning, "model_path": s.p.Model, "build_info": "b" + s.version("10573"),
-	})
 }
 
 func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {

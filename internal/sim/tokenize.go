@@ -49,14 +49,12 @@ func (v *tokenIDs) decode(ids []int) (string, bool) {
 }
 
 // tokenizeRoutes are the tokenize and detokenize routes of the engines
-// that have them: vLLM (/tokenize {"prompt"} → {"count", "tokens"},
-// /detokenize {"tokens"} → {"prompt"}) and llama.cpp (/tokenize
-// {"content"} → {"tokens"}, /detokenize {"tokens"} → {"content"}).
-func (s *Server) tokenizeRoutes(m *http.ServeMux) {
-	text, out := "prompt", "prompt"
-	if s.p.Engine == "llamacpp" {
-		text, out = "content", "content"
-	}
+// that have them, with the field that holds the text: vLLM's "prompt"
+// (/tokenize {"prompt"} → {"count", "tokens"}, /detokenize {"tokens"} →
+// {"prompt"}) and llama.cpp's "content" (/tokenize {"content"} →
+// {"tokens"}, /detokenize {"tokens"} → {"content"}).
+func (s *Server) tokenizeRoutes(m *http.ServeMux, field string) {
+	text, out := field, field
 	m.HandleFunc("POST /tokenize", func(w http.ResponseWriter, r *http.Request) {
 		var req map[string]any
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {

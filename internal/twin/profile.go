@@ -10,8 +10,6 @@ import (
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
-var simEngines = map[string]bool{"sglang": true, "vllm": true, "tgi": true, "llamacpp": true, "ollama": true}
-
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // baseProfile is the profile's structure as the run shows it: identity,
@@ -28,7 +26,9 @@ func baseProfile(in Input, lv []level) (*sim.Profile, []string) {
 	if p.Name == "twin-" {
 		p.Name = "twin"
 	}
-	if simEngines[s.Server.Engine] {
+	// The run's engine where the simulator imitates it (its wire format and
+	// /metrics names), else vLLM's.
+	if sim.Imitates(s.Server.Engine) {
 		p.Engine = s.Server.Engine
 	}
 	var notes []string
