@@ -75,6 +75,12 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("tokperf_sim_late_steps_total", "counter", "Simulator steps that ended more than max(2 ms, step/5) after their deadline.", float64(l.Late))
 	metric("tokperf_sim_lateness_seconds_total", "counter", "Lateness summed over the late steps.", l.Total.Seconds())
 	metric("tokperf_sim_lateness_seconds_max", "gauge", "The latest step's lateness.", l.Worst.Seconds())
+	// And its machine's: packets its kernel dropped or resent stalled
+	// requests on the way, however well the engine kept time.
+	if k, ok := s.host(); ok {
+		metric("tokperf_sim_host_dropped_packets_total", "counter", "Packets this machine's kernel dropped at its input queue (net.core.netdev_max_backlog was full).", float64(k.Dropped))
+		metric("tokperf_sim_host_tcp_retransmits_total", "counter", "TCP segments this machine's kernel sent again.", float64(k.Retrans))
+	}
 	if rss, ok := s.p.Degrade.resident(time.Since(e.start)); ok {
 		metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss)
 	}

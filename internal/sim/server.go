@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/tokperf/tokperf/internal/netstat"
 	"sync/atomic"
 	"time"
 )
@@ -42,6 +44,9 @@ type Options struct {
 	// the step is timed: a test starves the simulator with it as a busy
 	// machine would (its steps then run late and /metrics says so).
 	Stall func()
+	// Host reads the machine's kernel counters /metrics exports (nil:
+	// this machine's, netstat.Read); a test fixes them.
+	Host func() (netstat.Counters, bool)
 }
 
 // Server is the simulated inference server: the engine plus every route.
@@ -67,6 +72,8 @@ type Server struct {
 	dieOne sync.Once
 	// traceWire is Options.TraceWire.
 	traceWire bool
+	// host is Options.Host, or netstat.Read.
+	host func() (netstat.Counters, bool)
 }
 
 // ErrCrashed is returned by Serve when the profile's die_after struck.
@@ -86,6 +93,10 @@ func New(p *Profile, opt Options) *Server {
 		im:    imitations[p.Engine],
 	}
 	s.eng.stall = opt.Stall
+	s.host = opt.Host
+	if s.host == nil {
+		s.host = netstat.Read
+	}
 	if opt.Tokenizer != nil {
 		s.count = opt.Tokenizer.Count
 		// Output is drawn from words the tokenizer keeps whole, so the text

@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 
 	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/netstat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -60,8 +61,12 @@ var wireCases = []exchangeCase{
 // network and calls fn with a client for it. Virtual time makes every
 // timestamp and timing in the responses deterministic.
 func serveVirtual(t *testing.T, p *Profile, fn func(c *http.Client, s *Server)) {
-	serveVirtualWith(t, p, Options{}, nil, fn)
+	serveVirtualWith(t, p, Options{Host: fixedHost}, nil, fn)
 }
+
+// fixedHost is a machine whose kernel counters hold still, for golden
+// /metrics answers.
+func fixedHost() (netstat.Counters, bool) { return netstat.Counters{Dropped: 3, Retrans: 5}, true }
 
 // serveVirtualWith is serveVirtual with options, and setup called on the
 // server before it serves.

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/netstat"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
 	"github.com/tokperf/tokperf/internal/sim"
@@ -36,7 +38,14 @@ speculative: {method: EAGLE, drafts: 3, acceptance: 0.6}
 			}
 			synctest.Test(t, func(t *testing.T) {
 				n := memnet.New()
-				srv := sim.New(p, sim.Options{})
+				// A machine that drops 2 packets and resends 1 segment
+				// between any two scrapes.
+				var reads atomic.Int64
+				host := func() (netstat.Counters, bool) {
+					n := uint64(reads.Add(1))
+					return netstat.Counters{Dropped: 2 * n, Retrans: n}, true
+				}
+				srv := sim.New(p, sim.Options{Host: host})
 				ctx, cancel := context.WithCancel(t.Context())
 				done := make(chan struct{})
 				go func() { defer close(done); srv.Serve(ctx, n) }()
@@ -67,6 +76,9 @@ speculative: {method: EAGLE, drafts: 3, acceptance: 0.6}
 				truthRate := float64(tokens) / (got.To - got.From).Seconds()
 				if math.Abs(got.GenTokS/truthRate-1) > 0.02 {
 					t.Errorf("generated %.1f tok/s from /metrics, the trace %.1f", got.GenTokS, truthRate)
+				}
+				if steps := float64(got.Samples - 1); got.HostDropped != 2*steps || got.HostRetrans != steps {
+					t.Errorf("host dropped %.0f, resent %.0f over %d samples; want %.0f and %.0f", got.HostDropped, got.HostRetrans, got.Samples, 2*steps, steps)
 				}
 				if len(recs) != 16 {
 					t.Errorf("%d records", len(recs))
