@@ -285,6 +285,62 @@ func (s *Session) Close() {
 // starting server if asked, detects the engine and picks model and
 // endpoint. command names the job in the setup.
 func Connect(ctx context.Context, command string, t Target, env *Env) (*Session, error) {
+	s, err := newSession(command, t, env)
+	if err != nil {
+		return nil, err
+	}
+	t = s.t
+	out := env.progress()
+	if s.base == "" {
+		if err := s.startSim(ctx); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (*Session, error) {
+		s.Close()
+		return nil, err
+	}
+	if t.WaitReady > 0 {
+		took, err := backend.WaitReady(ctx, s.client, s.base, t.APIKey, t.WaitReady)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(out, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
+	}
+	server, models, err := backend.Detect(ctx, s.client, s.base, t.APIKey)
+	if err != nil {
+		return fail(err)
+	}
+	if server.Doubt != "" && t.Engine == "" {
+		fmt.Fprintf(out, "detection: %s\n", server.Doubt)
+	}
+	if t.Engine != "" && t.Engine != server.Engine {
+		fmt.Fprintf(out, "--engine %s overrides the detected %q\n", t.Engine, server.Engine)
+		server.Engine = t.Engine
+	}
+	s.Setup.Server = server
+	if s.Setup.Model, err = s.model(ctx, models); err != nil {
+		return fail(err)
+	}
+	s.Setup.Endpoint = t.Endpoint
+	if t.Endpoint == "api-chat" && server.Engine != "ollama" {
+		fmt.Fprintf(out, "warning: --endpoint api-chat is Ollama's native chat, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", engineOr(server.Engine))
+	}
+	if s.Setup.Endpoint == "" {
+		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
+	}
+	if t.GPUs > 0 {
+		s.Setup.GPUs = t.GPUs
+	}
+	if t.GPUType != "" {
+		s.Setup.GPU = t.GPUType
+	}
+	return s, nil
+}
+
+// newSession is the session's client for t: its TLS, its proxy (--proxy,
+// or a refusal of the environment's) and the user's headers.
+func newSession(command string, t Target, env *Env) (*Session, error) {
 	if t.APIKey == "" {
 		t.APIKey = env.getenv("OPENAI_API_KEY")
 	}
@@ -313,81 +369,51 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		s.Setup.Headers = append(s.Setup.Headers, h.Name)
 	}
 	s.Setup.ExtraBody = t.ExtraBody
-	out := env.progress()
-	if s.base == "" {
-		p, err := sim.LoadProfile(t.SimProfile)
-		if err != nil {
-			return nil, configErr("--sim-profile: %v", err)
-		}
-		ln, err := env.listen("127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("starting the embedded simulator: %w", err)
-		}
-		s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: t.Tokenizer, Stall: env.simStall()})
-		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() { defer close(done); s.sim.Serve(sctx, ln) }()
-		s.cleanup = append(s.cleanup, func() { stop(); <-done })
-		s.base = "http://" + ln.Addr().String()
-		s.Setup.URL, s.Setup.Simulated, s.Setup.Profile, s.Setup.GPUs, s.Setup.GPU = s.base, true, p.Name, p.GPUs, p.GPU
-		fmt.Fprintf(out, "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
-	}
-	fail := func(err error) (*Session, error) {
-		s.Close()
-		return nil, err
-	}
-	if t.WaitReady > 0 {
-		took, err := backend.WaitReady(ctx, s.client, s.base, t.APIKey, t.WaitReady)
-		if err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(out, "server answered /health and /v1/models after %.1f s\n", took.Seconds())
-	}
-	server, models, err := backend.Detect(ctx, s.client, s.base, t.APIKey)
-	if err != nil {
-		return fail(err)
-	}
-	if server.Doubt != "" && t.Engine == "" {
-		fmt.Fprintf(out, "detection: %s\n", server.Doubt)
-	}
-	if t.Engine != "" && t.Engine != server.Engine {
-		fmt.Fprintf(out, "--engine %s overrides the detected %q\n", t.Engine, server.Engine)
-		server.Engine = t.Engine
-	}
-	s.Setup.Server = server
-	s.Setup.Model = t.Model
-	if s.Setup.Model == "" {
-		if len(models) == 0 {
-			return fail(fmt.Errorf("%s lists no model at /v1/models: give --model", s.Setup.URL))
-		}
-		s.Setup.Model = models[0]
-		if server.Engine == "ollama" && len(models) > 1 {
-			// Ollama lists every model it has on disk: the one in memory
-			// is the one to measure, a cold one would be measured loading.
-			loaded, err := backend.OllamaLoaded(ctx, s.client, s.base, t.APIKey)
-			switch {
-			case err == nil && len(loaded) > 0:
-				s.Setup.Model = loaded[0]
-				fmt.Fprintf(out, "model %s: the one Ollama has loaded (/api/ps), of %d it lists; --model picks another\n", loaded[0], len(models))
-			default:
-				return fail(fmt.Errorf("Ollama at %s lists %d models and has none loaded (/api/ps): give --model (a first request would load it, and be measured loading)", s.Setup.URL, len(models)))
-			}
-		}
-	}
-	s.Setup.Endpoint = t.Endpoint
-	if t.Endpoint == "api-chat" && server.Engine != "ollama" {
-		fmt.Fprintf(out, "warning: --endpoint api-chat is Ollama's native chat, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", engineOr(server.Engine))
-	}
-	if s.Setup.Endpoint == "" {
-		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
-	}
-	if t.GPUs > 0 {
-		s.Setup.GPUs = t.GPUs
-	}
-	if t.GPUType != "" {
-		s.Setup.GPU = t.GPUType
-	}
 	return s, nil
+}
+
+// startSim starts the embedded simulator with the target's profile, on
+// loopback, until the session closes.
+func (s *Session) startSim(ctx context.Context) error {
+	p, err := sim.LoadProfile(s.t.SimProfile)
+	if err != nil {
+		return configErr("--sim-profile: %v", err)
+	}
+	ln, err := s.env.listen("127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("starting the embedded simulator: %w", err)
+	}
+	s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: s.t.Tokenizer, Stall: s.env.simStall()})
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); s.sim.Serve(sctx, ln) }()
+	s.cleanup = append(s.cleanup, func() { stop(); <-done })
+	s.base = "http://" + ln.Addr().String()
+	s.Setup.URL, s.Setup.Simulated, s.Setup.Profile, s.Setup.GPUs, s.Setup.GPU = s.base, true, p.Name, p.GPUs, p.GPU
+	fmt.Fprintf(s.env.progress(), "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
+	return nil
+}
+
+// model is the model to measure: --model, or the first the server lists
+// (the one Ollama has loaded, of those it has on disk).
+func (s *Session) model(ctx context.Context, models []string) (string, error) {
+	if s.t.Model != "" {
+		return s.t.Model, nil
+	}
+	if len(models) == 0 {
+		return "", fmt.Errorf("%s lists no model at /v1/models: give --model", s.Setup.URL)
+	}
+	if s.Setup.Server.Engine != "ollama" || len(models) == 1 {
+		return models[0], nil
+	}
+	// Ollama lists every model it has on disk: the one in memory is the
+	// one to measure, a cold one would be measured loading.
+	loaded, err := backend.OllamaLoaded(ctx, s.client, s.base, s.t.APIKey)
+	if err != nil || len(loaded) == 0 {
+		return "", fmt.Errorf("Ollama at %s lists %d models and has none loaded (/api/ps): give --model (a first request would load it, and be measured loading)", s.Setup.URL, len(models))
+	}
+	fmt.Fprintf(s.env.progress(), "model %s: the one Ollama has loaded (/api/ps), of %d it lists; --model picks another\n", loaded[0], len(models))
+	return loaded[0], nil
 }
 
 func engineOr(e string) string {

@@ -85,7 +85,6 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		return nil, err
 	}
 	file := &sink{w: w}
-	wl := workload.Synthetic{InputTokens: 8, OutputTokens: cfg.Tokens, IgnoreEOS: true}
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
 		if err != nil {
@@ -96,68 +95,94 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 		defer pprof.StopCPUProfile()
 	}
 	res := &analyze.Selftest{Schema: analyze.SelftestSchema, File: path, CPUs: runtime.NumCPU()}
+	st := &selftest{cfg: cfg, url: url, client: client, clock: clock, file: file, simCPU: simCPU, progress: progress}
 	for i, c := range cfg.Streams {
 		if ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(progress, "%d streams ...\n", c)
-		b, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "selftest", Conns: c})
+		l, err := st.level(ctx, i, c)
 		if err != nil {
 			return nil, err
 		}
-		clearTrace(ctx, client, url)
-		r := &runner.Runner{Backend: b, Source: wl.Request, Clock: clock, Sink: file.write}
-		// A warm-up wave opens the connections, as a normal run's does;
-		// then every stream runs perStream requests in turn.
-		perStream := max(1, (cfg.MinChunks+c*cfg.Tokens-1)/(c*cfg.Tokens))
-		// The bare reader runs just before and just after tokperf, so a
-		// drift in the machine's speed falls on both sides alike.
-		var bareCPU [2]time.Duration
-		var bareChunks [2]int
-		if cfg.Bare {
-			bareCPU[0], bareChunks[0], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
-		}
-		r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
-		debug.FreeOSMemory() // the peak below starts from what is in use
-		peak := resetPeakRSS()
-		lateBefore, _ := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{})
-		cpu0, sim0, wall0 := cpuTime(), simCPU(), time.Now()
-		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
-		l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB(), Wall: time.Since(wall0)}
-		if sim1 := simCPU(); sim0 > 0 && sim1 > sim0 {
-			l.SimCPU = sim1 - sim0
-		}
-		if lateAfter, err := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{}); err == nil && lateBefore != nil {
-			l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
-			l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
-		}
-		if peak {
-			l.RSSMB = peakRSSMB() // the most it held during the level, warm-up wave excluded
-		}
-		b.Close()
-		l.Fill(recs)
-		if truth, err := fetchTrace(ctx, client, url); err == nil {
-			l.Compare(recs, truth, clock.Start())
-		} else {
-			fmt.Fprintf(progress, "  trace: %v\n", err)
-		}
-		if cfg.Bare && ctx.Err() == nil {
-			bareCPU[1], bareChunks[1], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
-			l.BareCPU, l.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
-		}
 		res.Levels = append(res.Levels, l)
-		fmt.Fprintf(progress, "  %.0f of %.0f tok/s received, %.1f µs CPU per chunk, %.0f MB, TTFT %+.1f%%, ITL p50 %+.1f%%, aggregate %+.1f%%, %d errors\n",
-			l.ReceivedTokS, l.OfferedTokS, l.PerChunk(), l.RSSMB, 100*l.TTFTErr, 100*l.ITLErr, 100*l.AggErr, l.Errors)
-		if l.BareChunks > 0 {
-			fmt.Fprintf(progress, "  bare reader before and after: %.1f and %.1f µs per chunk\n",
-				float64(bareCPU[0].Microseconds())/float64(max(bareChunks[0], 1)), float64(bareCPU[1].Microseconds())/float64(max(bareChunks[1], 1)))
-		}
 	}
 	if err := file.close(ctx.Err() != nil); err != nil {
 		return nil, err
 	}
 	res.Conclude()
 	return res, nil
+}
+
+// selftest is what the self-test's levels share: the simulator's process
+// and the result file.
+type selftest struct {
+	cfg      SelftestConfig
+	url      string
+	client   *http.Client // for the simulator's trace and /metrics
+	clock    record.Clock
+	file     *sink
+	simCPU   func() time.Duration
+	progress io.Writer
+}
+
+// level runs level i of c streams: a warm-up wave, then every stream its
+// requests in turn, measured against the simulator's ground truth (and the
+// bare reader's CPU, just before and just after, when asked).
+func (st *selftest) level(ctx context.Context, i, c int) (analyze.SelftestLevel, error) {
+	cfg, url, client := st.cfg, st.url, st.client
+	fmt.Fprintf(st.progress, "%d streams ...\n", c)
+	b, err := backend.New(backend.Config{URL: url, Endpoint: "completions", Model: "selftest", Conns: c})
+	if err != nil {
+		return analyze.SelftestLevel{}, err
+	}
+	clearTrace(ctx, client, url)
+	wl := workload.Synthetic{InputTokens: 8, OutputTokens: cfg.Tokens, IgnoreEOS: true}
+	r := &runner.Runner{Backend: b, Source: wl.Request, Clock: st.clock, Sink: st.file.write}
+	// A warm-up wave opens the connections, as a normal run's does;
+	// then every stream runs perStream requests in turn.
+	perStream := max(1, (cfg.MinChunks+c*cfg.Tokens-1)/(c*cfg.Tokens))
+	// The bare reader runs just before and just after tokperf, so a
+	// drift in the machine's speed falls on both sides alike.
+	var bareCPU [2]time.Duration
+	var bareChunks [2]int
+	if cfg.Bare {
+		bareCPU[0], bareChunks[0], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
+	}
+	r.Each(ctx, runner.Plan{Index: i, Concurrency: c, Warmup: c, Timeout: 5 * time.Minute}, nil)
+	debug.FreeOSMemory() // the peak below starts from what is in use
+	peak := resetPeakRSS()
+	lateBefore, _ := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{})
+	cpu0, sim0, wall0 := cpuTime(), st.simCPU(), time.Now()
+	recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
+	l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB(), Wall: time.Since(wall0)}
+	if sim1 := st.simCPU(); sim0 > 0 && sim1 > sim0 {
+		l.SimCPU = sim1 - sim0
+	}
+	if lateAfter, err := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{}); err == nil && lateBefore != nil {
+		l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
+		l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
+	}
+	if peak {
+		l.RSSMB = peakRSSMB() // the most it held during the level, warm-up wave excluded
+	}
+	b.Close()
+	l.Fill(recs)
+	if truth, err := fetchTrace(ctx, client, url); err == nil {
+		l.Compare(recs, truth, st.clock.Start())
+	} else {
+		fmt.Fprintf(st.progress, "  trace: %v\n", err)
+	}
+	if cfg.Bare && ctx.Err() == nil {
+		bareCPU[1], bareChunks[1], _ = bareRead(ctx, url, c, cfg.Tokens, perStream)
+		l.BareCPU, l.BareChunks = bareCPU[0]+bareCPU[1], bareChunks[0]+bareChunks[1]
+	}
+	fmt.Fprintf(st.progress, "  %.0f of %.0f tok/s received, %.1f µs CPU per chunk, %.0f MB, TTFT %+.1f%%, ITL p50 %+.1f%%, aggregate %+.1f%%, %d errors\n",
+		l.ReceivedTokS, l.OfferedTokS, l.PerChunk(), l.RSSMB, 100*l.TTFTErr, 100*l.ITLErr, 100*l.AggErr, l.Errors)
+	if l.BareChunks > 0 {
+		fmt.Fprintf(st.progress, "  bare reader before and after: %.1f and %.1f µs per chunk\n",
+			float64(bareCPU[0].Microseconds())/float64(max(bareChunks[0], 1)), float64(bareCPU[1].Microseconds())/float64(max(bareChunks[1], 1)))
+	}
+	return l, nil
 }
 
 // writeSelftestProfile writes the simulator profile of a self-test to

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
 	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/shard"
 	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/telemetry"
@@ -199,7 +199,7 @@ type SweepConfig struct {
 	Stdout io.Writer
 	// Shard, when set, makes this process one shard of a run split
 	// across processes: its share of each stage, started together.
-	Shard *Shard
+	Shard *shard.Config
 }
 
 // Sweep runs every stage of the load against the target, writes each
@@ -211,281 +211,320 @@ type SweepConfig struct {
 func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error) {
 	plans := cfg.Load.Plans()
 	var shares []record.ShardStage
-	if s := cfg.Shard; s != nil {
-		if err := s.check(&cfg); err != nil {
+	if cfg.Shard != nil {
+		if err := cfg.CheckShard(); err != nil {
 			return nil, err
 		}
-		plans, shares = s.plans(plans)
+		plans, shares = cfg.Shard.Plans(plans)
 	}
-	maxConns := 1
+	s, err := startSweep(ctx, cfg, env, plans, shares)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
 	for _, p := range plans {
-		maxConns = max(maxConns, p.Concurrency, int(p.Rate*4))
+		s.stage(ctx, p)
+		if ctx.Err() != nil || s.gone != nil || s.barErr != nil {
+			break
+		}
+	}
+	if cfg.Load.UntilSaturated {
+		s.saturate(ctx)
+	}
+	return s.finish(ctx)
+}
+
+// sweep is what a sweep's stages share: the session and its backend, the
+// setup (written once, in the result file's header), the clock, the file,
+// the fold, the telemetry and a shard's barrier; and what the stages so
+// far have found.
+type sweep struct {
+	cfg       SweepConfig
+	env       *Env
+	progress  io.Writer
+	sess      *Session
+	serverTok *backend.ServerTokenizer // --tokenizer server, or nil
+	b         *backend.Backend
+	setup     record.Setup
+	clock     record.Clock
+	gpus      *telemetry.GPUWatcher // nil without GPU readings
+	shares    []record.ShardStage   // a shard's share of each stage
+	bar       *shard.Barrier        // a shard's, or nil
+	out       string                // the result file's name
+	file      *sink
+	fold      *analyze.Fold
+	feed      *twinFeed
+	r         *runner.Runner
+	names     engine.Metrics
+	scrape    bool // the server's /metrics answered
+	cleanup   []func()
+
+	figures []summary.Stage // each whole stage's, for --until-saturated
+	gone    error           // the server stopped answering
+	barErr  error           // a shard's barrier failed: the run stops
+}
+
+// startSweep connects to the target and readies what every stage shares,
+// its pool sized for the plans' requests in flight.
+func startSweep(ctx context.Context, cfg SweepConfig, env *Env, plans []runner.Plan, shares []record.ShardStage) (*sweep, error) {
+	conns := 1
+	for _, p := range plans {
+		conns = max(conns, p.Concurrency, int(p.Rate*4))
 	}
 	sess, err := Connect(ctx, cfg.Command, cfg.Target, env)
 	if err != nil {
 		return nil, err
 	}
-	defer sess.Close()
-	setup := sess.Setup
-	var serverTok *backend.ServerTokenizer
-	if cfg.ServerPrompts != nil {
-		if serverTok, err = backend.NewServerTokenizer(ctx, sess.client, sess.base, setup.Server.Engine, setup.Model, sess.t.APIKey); err != nil {
-			return nil, &ConfigError{err}
-		}
-		if cfg.Prompts, err = cfg.ServerPrompts(serverTok); err != nil {
-			return nil, err
-		}
-		defer cfg.Prompts.Close()
-	}
-	setup.Workload = record.Workload{InputTokens: cfg.Workload.InputTokens, OutputTokens: cfg.Workload.OutputTokens, IgnoreEOS: cfg.Workload.IgnoreEOS, Seed: cfg.Workload.Seed, SharedPrefix: cfg.Workload.SharedPrefix, PrefixGroups: cfg.Workload.PrefixGroups}
-	setup.Sampling = record.Sampling{Temperature: cfg.Workload.Temperature}
-	setup.SLO = cfg.SLO
-	source := cfg.Workload.Request
-	if p := cfg.Prompts; p != nil {
-		info := p.Info()
-		setup.Workload.Prompts, setup.Workload.Tokenizer = info.String(), info.Tokenizer
-		if _, fixed := cfg.Prompts.Input(); !fixed {
-			setup.Workload.Input = info.Input
-		}
-		if _, fixed := cfg.Prompts.Output(); !fixed {
-			setup.Workload.Output = info.Output
-		}
-		setup.Workload.Reuse = info.Source == "trace" || info.Conversations
-		setup.Workload.Conversations, setup.Workload.Turns, setup.Workload.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
-		if info.Conversations {
-			setup.Workload.ThinkS = cfg.Load.Think.Seconds()
-		}
-		if info.Source == "trace" {
-			setup.Workload.Input, setup.Workload.Output, setup.Workload.InputTokens, setup.Workload.OutputTokens = "trace", "trace", 0, 0
-		}
-		if info.Source == "dataset" {
-			// The file's prompts and, where it gives them, its lengths.
-			setup.Workload.Input, setup.Workload.InputTokens = "dataset", 0
-			if info.Output == "" || info.FileOutputs > 0 {
-				// Requests ask for the file's lengths, not --output-tokens.
-				setup.Workload.Output = "dataset"
-			}
-		}
-		source = p.Request
-	}
-	if setup.Server.Engine == "llamacpp" {
-		if cfg.Prompts != nil && cfg.Prompts.Conversational() && !sess.t.CachePromptSet {
-			sess.t.CachePrompt = true // conversations exist to measure the cache
-			setup.CachePrompt = "conversations"
-		} else if sess.t.CachePrompt {
-			setup.CachePrompt = "asked"
-		}
-	}
-	b, err := sess.Backend(ctx, setup.Endpoint, maxConns)
-	if err != nil {
+	s := &sweep{cfg: cfg, env: env, progress: env.progress(), sess: sess, setup: sess.Setup, shares: shares, cleanup: []func(){sess.Close}}
+	if err := s.start(ctx, conns); err != nil {
+		s.close()
 		return nil, err
 	}
-	defer b.Close()
-	setup.Route, setup.Client = b.Route(), b.Client()
-	if setup.TLS, err = b.Negotiated(ctx); err != nil {
-		return nil, err
-	}
-	if cfg.Target.UsageFinal {
-		setup.Usage = "final"
-	}
-	setup.Load = cfg.Load.record()
-	if len(cfg.Load.Rates) > 0 || cfg.Load.Trace != nil {
-		// An open loop's sends are as punctual as this machine's timers:
-		// lateness counts only past their own oversleep.
-		late := TimerLate(100, 500*time.Microsecond)
-		setup.Load.TimerLateP99Ms = record.Ms(late)
-		fmt.Fprintf(env.progress(), "timers here wake %.2f ms late (p99): an open-loop send is late past %.2f ms\n", record.Ms(late), record.Ms(late+summary.LateThreshold))
-	}
+	return s, nil
+}
 
+// start readies the sweep, step by step: the prompts, the setup, the
+// backend, the GPU watcher, the shard's clock and barrier, the result file.
+func (s *sweep) start(ctx context.Context, conns int) error {
+	if err := s.serverPrompts(ctx); err != nil {
+		return err
+	}
+	s.setup.Workload = workloadSetup(s.cfg)
+	s.setup.Sampling = record.Sampling{Temperature: s.cfg.Workload.Temperature}
+	s.setup.SLO = s.cfg.SLO
+	s.cachePrompt()
+	if err := s.connect(ctx, conns); err != nil {
+		return err
+	}
 	// GPU telemetry from a DCGM exporter (--gpu-metrics) or where
 	// nvidia-smi exists: one watcher for the run; its first readings name
 	// the GPUs in the header.
-	clock := record.NewClock()
-	gpus, err := sess.watchGPUs(ctx, clock)
+	s.clock = record.NewClock()
+	if err := s.watchGPUs(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Shard != nil {
+		s.setup.Shard, s.bar = startShard(ctx, s.cfg.Shard, s.sess, s.shares, s.progress)
+	}
+	return s.open(ctx)
+}
+
+// close stops what the sweep started, last first.
+func (s *sweep) close() {
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+}
+
+// serverPrompts builds the prompts counted by the server's own tokenizer
+// (--tokenizer server), when asked.
+func (s *sweep) serverPrompts(ctx context.Context) error {
+	if s.cfg.ServerPrompts == nil {
+		return nil
+	}
+	tok, err := backend.NewServerTokenizer(ctx, s.sess.client, s.sess.base, s.setup.Server.Engine, s.setup.Model, s.sess.t.APIKey)
 	if err != nil {
-		return nil, err
+		return &ConfigError{err}
 	}
-	if gpus != nil {
-		defer gpus.Stop()
-		for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
+	s.serverTok = tok
+	if s.cfg.Prompts, err = s.cfg.ServerPrompts(tok); err != nil {
+		return err
+	}
+	p := s.cfg.Prompts
+	s.cleanup = append(s.cleanup, func() { p.Close() })
+	return nil
+}
+
+// workloadSetup is the header's record of what the requests ask for.
+func workloadSetup(cfg SweepConfig) record.Workload {
+	w := cfg.Workload
+	out := record.Workload{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, IgnoreEOS: w.IgnoreEOS, Seed: w.Seed, SharedPrefix: w.SharedPrefix, PrefixGroups: w.PrefixGroups}
+	p := cfg.Prompts
+	if p == nil {
+		return out
+	}
+	info := p.Info()
+	out.Prompts, out.Tokenizer = info.String(), info.Tokenizer
+	if _, fixed := p.Input(); !fixed {
+		out.Input = info.Input
+	}
+	if _, fixed := p.Output(); !fixed {
+		out.Output = info.Output
+	}
+	out.Reuse = info.Source == "trace" || info.Conversations
+	out.Conversations, out.Turns, out.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
+	if info.Conversations {
+		out.ThinkS = cfg.Load.Think.Seconds()
+	}
+	if info.Source == "trace" {
+		out.Input, out.Output, out.InputTokens, out.OutputTokens = "trace", "trace", 0, 0
+	}
+	if info.Source == "dataset" {
+		// The file's prompts and, where it gives them, its lengths.
+		out.Input, out.InputTokens = "dataset", 0
+		if info.Output == "" || info.FileOutputs > 0 {
+			// Requests ask for the file's lengths, not --output-tokens.
+			out.Output = "dataset"
 		}
-		// Detected GPUs describe a real server (on this machine, or behind
-		// the exporter); a simulated one keeps its profile's unless its
-		// exporter was asked for, and --gpus always wins.
-		if st := analyze.SummarizeGPUs(gpus.Samples(), 0, clock.Now()); st.GPUs > 0 && (!setup.Simulated || cfg.Target.GPUMetrics != "") && cfg.Target.GPUs == 0 {
-			setup.GPUs, setup.GPU = st.GPUs, st.Names[0]
-		}
-		setup.GPUMetrics = sess.gpuMetrics()
 	}
-	var bar *barrier
-	if cfg.Shard != nil {
-		setup.Shard, bar = cfg.Shard.start(ctx, sess, shares, env.progress())
+	return out
+}
+
+// cachePrompt is whether llama.cpp may reuse its prompt cache, and why.
+func (s *sweep) cachePrompt() {
+	if s.setup.Server.Engine != "llamacpp" {
+		return
 	}
-	out, w, err := create(cfg.Out, cfg.Command, setup, clock, cfg.Stdout)
+	if p := s.cfg.Prompts; p != nil && p.Conversational() && !s.sess.t.CachePromptSet {
+		s.sess.t.CachePrompt = true // conversations exist to measure the cache
+		s.setup.CachePrompt = "conversations"
+	} else if s.sess.t.CachePrompt {
+		s.setup.CachePrompt = "asked"
+	}
+}
+
+// connect makes the backend, its pool sized for conns requests in flight,
+// and records how it speaks to the server and what load it will send.
+func (s *sweep) connect(ctx context.Context, conns int) error {
+	b, err := s.sess.Backend(ctx, s.setup.Endpoint, conns)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	file := &sink{w: w}
-	fold := analyze.NewFold(setup, out)
-	feed := newTwinFeed(setup)
-	r := &runner.Runner{Backend: b, Source: source, Clock: clock, Sink: file.write}
-	var barErr error // a shard's barrier failed: the run stops
-	if bar != nil {
-		r.Shard, r.Shards = cfg.Shard.Index, cfg.Shard.Count
-		r.Gate = func(ctx context.Context, p runner.Plan) error {
-			err := bar.gate(ctx, p.Index, clock, file, w)
-			if ctx.Err() == nil {
-				barErr = err // an interrupt is no barrier's failure
-			}
-			return err
-		}
+	s.b = b
+	s.cleanup = append(s.cleanup, b.Close)
+	s.setup.Route, s.setup.Client = b.Route(), b.Client()
+	if s.setup.TLS, err = b.Negotiated(ctx); err != nil {
+		return err
 	}
-	if cfg.Prompts != nil && cfg.Prompts.Conversational() {
-		r.Conversations = cfg.Prompts
+	if s.cfg.Target.UsageFinal {
+		s.setup.Usage = "final"
 	}
-	progress := env.progress()
-	env.started(setup)
-	names := engine.MetricNames(setup.Server.Engine)
-	scrape := false
-	if names.Generated != "" {
-		_, err := telemetry.Scrape(ctx, sess.client, backend.Under(sess.base, "/metrics"), names)
-		scrape = err == nil
+	s.setup.Load = s.cfg.Load.record()
+	if len(s.cfg.Load.Rates) > 0 || s.cfg.Load.Trace != nil {
+		// An open loop's sends are as punctual as this machine's timers:
+		// lateness counts only past their own oversleep.
+		late := TimerLate(100, 500*time.Microsecond)
+		s.setup.Load.TimerLateP99Ms = record.Ms(late)
+		fmt.Fprintf(s.progress, "timers here wake %.2f ms late (p99): an open-loop send is late past %.2f ms\n", record.Ms(late), record.Ms(late+summary.LateThreshold))
 	}
-	var figures []summary.Stage
-	var gone error // the server stopped answering
-	stage := func(p runner.Plan) {
-		label := fmt.Sprintf("C=%d", p.Concurrency)
-		if p.Rate > 0 {
-			label = fmt.Sprintf("rate=%g/s", p.Rate)
-		}
-		if p.At != nil {
-			label = fmt.Sprintf("trace (%.3g/s)", p.Rate)
-		}
-		if p.Repeat > 0 {
-			label += fmt.Sprintf(" #%d", p.Repeat+1)
-		}
-		what := plural(p.Requests, "request")
-		switch {
-		case p.Requests == 0:
-			what = "requests for " + p.Duration.String()
-		case p.Duration > 0:
-			what += " or " + p.Duration.String() + ", whichever comes first"
-		}
-		if r.Conversations != nil {
-			what = fmt.Sprintf("%d conversations, turn by turn", p.Requests)
-		}
-		if bar != nil && shares[p.Index].Idle {
-			fmt.Fprintf(progress, "%s: %s has no share of this stage: it only takes part in its start\n", label, cfg.Shard.label())
-			if err := bar.gate(ctx, p.Index, clock, file, w); ctx.Err() == nil {
-				barErr = err
-			}
-			return
-		}
-		fmt.Fprintf(progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, what)
-		var watch *telemetry.Watcher
-		if scrape {
-			// A slice needs a dozen scrapes, not one a second.
-			watch = telemetry.Watch(ctx, sess.client, backend.Under(sess.base, "/metrics"), names, clock, p.Index, max(time.Second, cfg.Load.Slice/12))
-		}
-		if cfg.Prompts != nil && r.Conversations == nil {
-			// Prompts are built before the stage's schedule starts, so
-			// building them never delays a request.
-			cfg.Prompts.Prepare(r.Next(), prepared(p.Warmup+p.Requests, r.Shards))
-		}
-		start := clock.Now()
-		// The stage's figures are built as requests finish; the records
-		// themselves live only in the result file.
-		fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
-		// Live progress reads counters bumped off the requests' path.
-		show := env.live(label, p)
-		each := func(rec *record.Record) { fold.Add(rec); show.add(rec); feed.add(rec) }
-		var sliced *slicing
-		if cfg.Load.Slice > 0 {
-			// Only the current slice's requests are kept; the stage's own
-			// figures are read back from the file at the end.
-			sliced = startSlicing(p.Index, p.Concurrency, cfg.Load.Slice, start, setup.SLO, &slicing{clock: clock, file: file, watch: watch, gpus: gpus,
-				names: names, progress: progress, label: label, done: env.sliceDone()})
-			each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
-		}
-		if err := r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
-			gone = fmt.Errorf("%s: %w", label, err)
-		}
-		show.end()
-		if sliced != nil {
-			sliced.finish(clock.Now())
-		}
-		if watch != nil {
-			samples := watch.Stop()
-			file.keep(w.WriteMetrics(samples))
-			fold.Metrics(samples)
-		}
-		if gpus != nil {
-			var mine []record.GPUSample
-			for _, g := range gpus.Samples() {
-				if g.At >= start {
-					g.Stage = p.Index
-					mine = append(mine, g)
-				}
-			}
-			file.keep(w.WriteGPU(p.Index, mine))
-			fold.GPU(mine)
-		}
-		if sliced != nil {
-			fmt.Fprintf(progress, "%s: %d slices\n", label, sliced.count)
-			return
-		}
-		s := fold.Figures(p.Index)
-		figures = append(figures, s)
-		fmt.Fprintf(progress, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, s.AggregateTokS, s.OK, s.WallS)
+	return nil
+}
+
+// watchGPUs starts the run's GPU watcher, where there is one, and names
+// the GPUs in the setup from its first readings.
+func (s *sweep) watchGPUs(ctx context.Context) error {
+	gpus, err := s.sess.watchGPUs(ctx, s.clock)
+	if err != nil || gpus == nil {
+		return err
 	}
-	for _, p := range plans {
-		stage(p)
-		if ctx.Err() != nil || gone != nil || barErr != nil {
-			break
-		}
+	s.gpus = gpus
+	s.cleanup = append(s.cleanup, gpus.Stop)
+	for deadline := time.Now().Add(time.Second); len(gpus.Samples()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
-	for cfg.Load.UntilSaturated && ctx.Err() == nil && gone == nil && len(figures) >= 2 {
-		next, last, why := nextLevel(figures, cfg.Load, setup.SLO)
+	// Detected GPUs describe a real server (on this machine, or behind
+	// the exporter); a simulated one keeps its profile's unless its
+	// exporter was asked for, and --gpus always wins.
+	t := s.cfg.Target
+	if st := analyze.SummarizeGPUs(gpus.Samples(), 0, s.clock.Now()); st.GPUs > 0 && (!s.setup.Simulated || t.GPUMetrics != "") && t.GPUs == 0 {
+		s.setup.GPUs, s.setup.GPU = st.GPUs, st.Names[0]
+	}
+	s.setup.GPUMetrics = s.sess.gpuMetrics()
+	return nil
+}
+
+// open creates the result file with the setup in its header, the fold
+// and the runner the stages share, and tells the caller the setup.
+func (s *sweep) open(ctx context.Context) error {
+	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.cfg.Stdout)
+	if err != nil {
+		return err
+	}
+	s.out, s.file = out, &sink{w: w}
+	s.fold = analyze.NewFold(s.setup, out)
+	s.feed = newTwinFeed(s.setup)
+	source := s.cfg.Workload.Request
+	if p := s.cfg.Prompts; p != nil {
+		source = p.Request
+	}
+	s.r = &runner.Runner{Backend: s.b, Source: source, Clock: s.clock, Sink: s.file.write}
+	if s.bar != nil {
+		s.r.Shard, s.r.Shards = s.cfg.Shard.Index, s.cfg.Shard.Count
+		s.r.Gate = s.gate
+	}
+	if p := s.cfg.Prompts; p != nil && p.Conversational() {
+		s.r.Conversations = p
+	}
+	s.env.started(s.setup)
+	s.names = engine.MetricNames(s.setup.Server.Engine)
+	if s.names.Generated != "" {
+		_, err := telemetry.Scrape(ctx, s.sess.client, backend.Under(s.sess.base, "/metrics"), s.names)
+		s.scrape = err == nil
+	}
+	return nil
+}
+
+// gate is the runner's gate of a shard's stage p: the barrier, whose
+// failure (not an interrupt) stops the run.
+func (s *sweep) gate(ctx context.Context, p runner.Plan) error {
+	err := gate(ctx, s.bar, p.Index, s.clock, s.file)
+	if ctx.Err() == nil {
+		s.barErr = err // an interrupt is no barrier's failure
+	}
+	return err
+}
+
+// saturate is --until-saturated: it adds levels after the sweep's while
+// nextLevel asks for one.
+func (s *sweep) saturate(ctx context.Context) {
+	for ctx.Err() == nil && s.gone == nil && len(s.figures) >= 2 {
+		next, last, why := nextLevel(s.figures, s.cfg.Load, s.setup.SLO)
 		if why != "" {
-			fmt.Fprintf(progress, "--until-saturated: %s\n", why)
+			fmt.Fprintf(s.progress, "--until-saturated: %s\n", why)
 		}
 		if next == 0 {
-			break
+			return
 		}
-		if msg := feed.foretell(fold.Run(), next); msg != "" {
-			fmt.Fprintf(progress, "--until-saturated: %s\n", msg)
+		if msg := s.feed.foretell(s.fold.Run(), next); msg != "" {
+			fmt.Fprintf(s.progress, "--until-saturated: %s\n", msg)
 		}
-		stage(cfg.Load.level(len(figures), next))
+		s.stage(ctx, s.cfg.Load.level(len(s.figures), next))
 		if last {
-			break
+			return
 		}
 	}
+}
+
+// finish ends the result file and returns the run's model, with the error
+// that stopped the run early, if one did.
+func (s *sweep) finish(ctx context.Context) (*analyze.Run, error) {
 	interrupted := ctx.Err() != nil
-	fold.Integrity(false, true, interrupted)
-	if err := file.close(interrupted); err != nil {
+	s.fold.Integrity(false, true, interrupted)
+	if err := s.file.close(interrupted); err != nil {
 		return nil, err
 	}
-	if barErr != nil {
-		return fold.Run(), fmt.Errorf("%s stopped: %w", cfg.Shard.label(), barErr)
+	if s.barErr != nil {
+		return s.fold.Run(), fmt.Errorf("%s stopped: %w", s.cfg.Shard.Label(), s.barErr)
 	}
-	if serverTok != nil && serverTok.Err() != nil {
-		return fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", serverTok.Err())
+	if s.serverTok != nil && s.serverTok.Err() != nil {
+		return s.fold.Run(), fmt.Errorf("the server's tokenizer failed during the run, so some prompt lengths are wrong: %w", s.serverTok.Err())
 	}
-	if cfg.Load.Slice > 0 {
+	fold := s.fold
+	if s.cfg.Load.Slice > 0 {
 		// A sliced run kept no stage's requests: its model is the file's,
 		// read back as report does.
-		if fold, err = readFold(context.WithoutCancel(ctx), out); err != nil {
+		var err error
+		if fold, err = readFold(context.WithoutCancel(ctx), s.out); err != nil {
 			return nil, err
 		}
 	}
-	if gone != nil {
+	if s.gone != nil {
 		// What finished is kept and returned; the run stops here.
-		return fold.Run(), fmt.Errorf("stopped early, %s is not answering: %w", setup.URL, gone)
+		return fold.Run(), fmt.Errorf("stopped early, %s is not answering: %w", s.setup.URL, s.gone)
 	}
 	run := fold.Run()
 	if !interrupted {
-		feed.attach(run)
+		s.feed.attach(run)
 	}
 	return run, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tokperf/tokperf/internal/shard"
 )
 
 // The DCGM path given as /path goes under the target's path, its query
@@ -39,7 +41,7 @@ func TestClockProbeURLKeepsQuery(t *testing.T) {
 	}))
 	defer srv.Close()
 	sess := &Session{base: srv.URL + "/m?key=S", client: srv.Client()}
-	rec, _ := (&Shard{Index: 0, Count: 2, RunID: "r"}).start(context.Background(), sess, nil, io.Discard)
+	rec, _ := startShard(context.Background(), &shard.Config{Index: 0, Count: 2, RunID: "r"}, sess, nil, io.Discard)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) == 0 || got[0] != "/m/v1/models?key=S" {

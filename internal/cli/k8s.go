@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/k8s"
+	"github.com/tokperf/tokperf/internal/shard"
 )
 
 // k8sFlags are the flags of tokperf k8s job and tokperf k8s slurm.
@@ -227,15 +228,15 @@ func shardsAccept(args func(int) []string, shards int, logs bool) error {
 		var f loadFlags
 		f.register(fs, a[0])
 		err := parse(fs, a[1:], &env{})
-		var shard *bench.Shard
+		var sh *shard.Config
 		if err == nil {
-			shard, err = f.shard.config(fs)
+			sh, err = f.shard.config(fs)
 		}
 		if err == nil {
 			if n := len(f.load().Plans()); logs && n > 1 {
 				return usagef("--logs: the %s has %d stages, and without a shared directory there is no barrier to start each of them together (--start-in times the first; a stage's length is not known ahead): give --pvc CLAIM, or one level per Job (one -c or one --rate)", a[0], n)
 			}
-			err = checkShard(shard, &f)
+			err = checkShard(sh, &f)
 		}
 		if err != nil {
 			return usagef("shard %d/%d would refuse its command: %v", i, shards, err)
@@ -246,9 +247,6 @@ func shardsAccept(args func(int) []string, shards int, logs bool) error {
 
 // checkShard is what Sweep checks of a shard (nil: none) before it
 // connects.
-func checkShard(shard *bench.Shard, f *loadFlags) error {
-	if shard == nil {
-		return nil
-	}
-	return shard.Check(&bench.SweepConfig{Target: bench.Target{URL: f.url}, Load: f.load()})
+func checkShard(sh *shard.Config, f *loadFlags) error {
+	return (&bench.SweepConfig{Target: bench.Target{URL: f.url}, Load: f.load(), Shard: sh}).CheckShard()
 }

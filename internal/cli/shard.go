@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/shard"
 )
 
 // shardFlags are run's and sweep's flags for one shard of a run split
@@ -24,13 +24,13 @@ func (f *shardFlags) register(fs *flagSet) {
 	fs.StringVar(&f.shard, "shard", "", "this process is shard I of N (0 <= I < N, as $JOB_COMPLETION_INDEX): it sends its share of each stage, with request ids of its own; report merges the N files")
 	fs.StringVar(&f.startAt, "start-at", "", "start the first stage's measured requests at this time (RFC 3339, e.g. 2026-12-01T17:00:00Z), on the server's clock as its Date header tells")
 	fs.StringVar(&f.barrier, "barrier", "", "a directory every shard shares (a ReadWriteMany volume): each stage starts once all N shards are there")
-	fs.DurationVar(&f.barrierTimeout, "barrier-timeout", bench.DefaultBarrierTimeout, "how long a shard waits for the others at a stage's barrier")
+	fs.DurationVar(&f.barrierTimeout, "barrier-timeout", shard.DefaultBarrierTimeout, "how long a shard waits for the others at a stage's barrier")
 	fs.StringVar(&f.runID, "run-id", "", "the run's name in every shard's header and in the barrier directory (default: from --start-at, or with --barrier a hash of the flags the shards share)")
 	fs.StringVar(&f.clockURL, "clock-url", "", "read the clock offset from the HTTP Date header of this URL (a server that stamps each answer: Go, nginx) instead of the target's /v1/models")
 }
 
 // config is the shard of the flags, nil when --shard is not given.
-func (f *shardFlags) config(fs *flagSet) (*bench.Shard, error) {
+func (f *shardFlags) config(fs *flagSet) (*shard.Config, error) {
 	if f.shard == "" {
 		if f.startAt != "" || f.barrier != "" || f.runID != "" || f.clockURL != "" {
 			return nil, usagef("--start-at, --barrier, --run-id and --clock-url are for a shard: give --shard I/N")
@@ -41,7 +41,7 @@ func (f *shardFlags) config(fs *flagSet) (*bench.Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &bench.Shard{Index: i, Count: n, Barrier: f.barrier, BarrierTimeout: f.barrierTimeout, RunID: f.runID, ClockURL: f.clockURL}
+	s := &shard.Config{Index: i, Count: n, Barrier: f.barrier, BarrierTimeout: f.barrierTimeout, RunID: f.runID, ClockURL: f.clockURL}
 	if f.startAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, f.startAt)
 		if err != nil {
@@ -50,7 +50,7 @@ func (f *shardFlags) config(fs *flagSet) (*bench.Shard, error) {
 		s.StartAt = t
 	}
 	if s.RunID == "" {
-		s.RunID = bench.DefaultRunID(s.StartAt)
+		s.RunID = shard.DefaultRunID(s.StartAt)
 	}
 	if s.RunID == "" && s.Barrier != "" {
 		s.RunID = flagsID(fs)
@@ -100,7 +100,7 @@ func parseShard(s string) (i, n int, err error) {
 }
 
 // describe is the progress line that names the shard.
-func describeShard(s *bench.Shard) string {
+func describeShard(s *shard.Config) string {
 	how := "at once"
 	switch {
 	case s.Barrier != "" && !s.StartAt.IsZero():

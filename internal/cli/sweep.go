@@ -10,6 +10,7 @@ import (
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/report"
+	"github.com/tokperf/tokperf/internal/shard"
 )
 
 // loadCmd is tokperf run and tokperf sweep.
@@ -24,7 +25,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	f.warn(e)
-	shard, e, err := f.sharding(fs, e) // and the run's seed
+	sh, e, err := f.sharding(fs, e) // and the run's seed
 	if err != nil {
 		return err
 	}
@@ -32,12 +33,12 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return pageOnTerminal(cmd, f.format) // stdout holds the result file
 	}
 	if err := f.oneStage(cmd); err != nil || e.dryRun {
-		return cmp.Or(err, checkShard(shard, &f), errParsed)
+		return cmp.Or(err, checkShard(sh, &f), errParsed)
 	}
 	benv := e.progress(func(s record.Setup) {
 		fmt.Fprintln(e.stderr, report.Describe(s))
-		if shard != nil {
-			fmt.Fprintln(e.stderr, describeShard(shard))
+		if sh != nil {
+			fmt.Fprintln(e.stderr, describeShard(sh))
 		}
 	})
 	benv.Live = liveMode(e.stderr, f.quiet)
@@ -55,7 +56,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: shard}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: sh}, benv)
 	if run == nil {
 		return err
 	}
@@ -88,13 +89,13 @@ func (f *loadFlags) oneStage(cmd string) error {
 
 // sharding is the run's shard (nil: none) and the env to report in (with
 // -o - the result file alone goes to stdout); it sets the run's seed.
-func (f *loadFlags) sharding(fs *flagSet, e *env) (*bench.Shard, *env, error) {
-	shard, err := f.shard.config(fs)
+func (f *loadFlags) sharding(fs *flagSet, e *env) (*shard.Config, *env, error) {
+	sh, err := f.shard.config(fs)
 	if err != nil {
 		return nil, nil, err
 	}
-	if shard != nil && f.seed == 0 {
-		f.seed = bench.ShardSeed(shard.RunID) // the shards agree on their prompts' seed
+	if sh != nil && f.seed == 0 {
+		f.seed = shard.Seed(sh.RunID) // the shards agree on their prompts' seed
 	}
 	if f.out == "-" {
 		if f.stab.slice > 0 {
@@ -103,7 +104,7 @@ func (f *loadFlags) sharding(fs *flagSet, e *env) (*bench.Shard, *env, error) {
 		e = e.toStderr()
 	}
 	f.runSeed()
-	return shard, e, nil
+	return sh, e, nil
 }
 
 // toStderr is e for -o -: the result file goes to stdout (e.results) and

@@ -1,4 +1,4 @@
-package bench
+package shard
 
 import (
 	"bytes"
@@ -102,9 +102,9 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-// barrier is one shard's side of the start of each stage.
-type barrier struct {
-	shard *Shard
+// Barrier is one shard's side of the start of each stage.
+type Barrier struct {
+	shard *Config
 	host  string
 	// now is the server's clock as this shard estimates it: the local
 	// wall clock plus the offset.
@@ -112,14 +112,21 @@ type barrier struct {
 	poll time.Duration
 }
 
-func (b *barrier) dir(stage int) string {
+// NewBarrier is c's barrier, on the server's clock as the local one plus
+// offset (ClockOffset's estimate).
+func NewBarrier(c *Config, offset time.Duration) *Barrier {
+	host, _ := os.Hostname()
+	return &Barrier{shard: c, host: host, now: func() time.Time { return time.Now().Add(offset) }}
+}
+
+func (b *Barrier) dir(stage int) string {
 	return filepath.Join(b.shard.Barrier, b.shard.RunID, fmt.Sprintf("stage-%d", stage))
 }
 
-// wait is stage's start, once it has come: what the shards agreed on, on
+// Wait is stage's start, once it has come: what the shards agreed on, on
 // the server's clock. With no barrier directory, the first stage starts at
 // StartAt and the others at once.
-func (b *barrier) wait(ctx context.Context, stage int) (time.Time, error) {
+func (b *Barrier) Wait(ctx context.Context, stage int) (time.Time, error) {
 	s := b.shard
 	if s.Barrier == "" {
 		at := b.now()
@@ -133,69 +140,86 @@ func (b *barrier) wait(ctx context.Context, stage int) (time.Time, error) {
 		timeout = DefaultBarrierTimeout
 	}
 	dir := b.dir(stage)
+	announced, err := b.announce(dir)
+	if err != nil {
+		return time.Time{}, err
+	}
+	deadline := time.Now().Add(timeout)
+	var at time.Time
+	if s.Index == 0 {
+		at, err = b.lead(ctx, dir, stage, deadline, timeout)
+	} else {
+		at, err = b.follow(ctx, dir, stage, announced, deadline, timeout)
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return at, b.sleepUntil(ctx, at)
+}
+
+// announce writes this shard's file in dir, once: a file already there is
+// another process's or an earlier run's. It returns when it was written,
+// on the server's clock.
+func (b *Barrier) announce(dir string) (time.Time, error) {
+	s := b.shard
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return time.Time{}, fmt.Errorf("barrier: %w", err)
 	}
 	me := filepath.Join(dir, fmt.Sprintf("shard-%d", s.Index))
 	if _, err := os.Stat(me); err == nil {
-		return time.Time{}, fmt.Errorf("barrier: %s exists: another process is %s of run %s, or an earlier run left it; give a new --run-id or empty %s", me, s.label(), s.RunID, filepath.Join(s.Barrier, s.RunID))
+		return time.Time{}, fmt.Errorf("barrier: %s exists: another process is %s of run %s, or an earlier run left it; give a new --run-id or empty %s", me, s.Label(), s.RunID, filepath.Join(s.Barrier, s.RunID))
 	}
 	announced := b.now()
-	if err := writeAtomic(me, barrierShard{RunID: s.RunID, Shard: s.Index, Shards: s.Count, Host: b.host, AtUnixNs: announced.UnixNano()}); err != nil {
-		return time.Time{}, err
-	}
-	deadline := time.Now().Add(timeout)
-	startFile := filepath.Join(dir, "start")
-	if s.Index == 0 {
-		for {
-			missing, err := b.missing(dir)
-			if err != nil {
-				return time.Time{}, err
-			}
-			if len(missing) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				return time.Time{}, fmt.Errorf("barrier %s: after %v, shards %s of %d are not there", dir, timeout, ints(missing), s.Count)
-			}
-			if err := b.sleep(ctx); err != nil {
-				return time.Time{}, err
-			}
-		}
-		if _, err := os.Stat(startFile); err == nil {
-			return time.Time{}, fmt.Errorf("barrier: %s exists: an earlier run of id %s left it; give a new --run-id or empty %s", startFile, s.RunID, filepath.Join(s.Barrier, s.RunID))
-		}
-		lead := s.Lead
-		if lead <= 0 {
-			lead = DefaultBarrierLead
-		}
-		now := b.now()
-		at := now.Add(lead)
-		if stage == 0 && s.StartAt.After(at) {
-			at = s.StartAt
-		}
-		if err := writeAtomic(startFile, barrierStart{RunID: s.RunID, Shards: s.Count, Stage: stage, StartUnixNs: at.UnixNano(), WrittenUnixNs: now.UnixNano()}); err != nil {
+	return announced, writeAtomic(me, barrierShard{RunID: s.RunID, Shard: s.Index, Shards: s.Count, Host: b.host, AtUnixNs: announced.UnixNano()})
+}
+
+// lead is shard 0's part: wait until every shard is in dir, then plan
+// the stage's start a Lead ahead and write it.
+func (b *Barrier) lead(ctx context.Context, dir string, stage int, deadline time.Time, timeout time.Duration) (time.Time, error) {
+	s := b.shard
+	for {
+		missing, err := b.missing(dir)
+		if err != nil {
 			return time.Time{}, err
 		}
-		return at, b.sleepUntil(ctx, at)
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("barrier %s: after %v, shards %s of %d are not there", dir, timeout, ints(missing), s.Count)
+		}
+		if err := b.sleep(ctx); err != nil {
+			return time.Time{}, err
+		}
 	}
+	startFile := filepath.Join(dir, "start")
+	if _, err := os.Stat(startFile); err == nil {
+		return time.Time{}, fmt.Errorf("barrier: %s exists: an earlier run of id %s left it; give a new --run-id or empty %s", startFile, s.RunID, filepath.Join(s.Barrier, s.RunID))
+	}
+	lead := s.Lead
+	if lead <= 0 {
+		lead = DefaultBarrierLead
+	}
+	now := b.now()
+	at := now.Add(lead)
+	if stage == 0 && s.StartAt.After(at) {
+		at = s.StartAt
+	}
+	if err := writeAtomic(startFile, barrierStart{RunID: s.RunID, Shards: s.Count, Stage: stage, StartUnixNs: at.UnixNano(), WrittenUnixNs: now.UnixNano()}); err != nil {
+		return time.Time{}, err
+	}
+	return at, nil
+}
+
+// follow is every other shard's part: wait for shard 0's start in dir,
+// refusing one that is not this run's stage.
+func (b *Barrier) follow(ctx context.Context, dir string, stage int, announced, deadline time.Time, timeout time.Duration) (time.Time, error) {
+	s := b.shard
+	startFile := filepath.Join(dir, "start")
 	for {
 		data, err := infile.ReadAll(ctx, startFile, infile.Small) // a pipe or a device there is refused, not waited on
 		if err == nil {
-			st, err := parseBarrierStart(startFile, data)
-			if err != nil {
-				return time.Time{}, fmt.Errorf("barrier: %w", err)
-			}
-			switch {
-			case st.RunID != s.RunID || st.Shards != s.Count || st.Stage != stage:
-				return time.Time{}, fmt.Errorf("barrier: %s is stage %d of run %s of %d shards, this is stage %d of run %s of %d", startFile, st.Stage, st.RunID, st.Shards, stage, s.RunID, s.Count)
-			case time.Unix(0, st.WrittenUnixNs).Before(announced.Add(-time.Second)):
-				// Shard 0 writes the start only after every shard is
-				// there: one written before this one was is an older run's.
-				return time.Time{}, fmt.Errorf("barrier: %s was written before this shard arrived: an earlier run of id %s left it; give a new --run-id or empty %s", startFile, s.RunID, filepath.Join(s.Barrier, s.RunID))
-			}
-			at := time.Unix(0, st.StartUnixNs)
-			return at, b.sleepUntil(ctx, at)
+			return b.started(startFile, data, stage, announced)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return time.Time{}, fmt.Errorf("barrier: %w", err)
@@ -214,9 +238,28 @@ func (b *barrier) wait(ctx context.Context, stage int) (time.Time, error) {
 	}
 }
 
+// started reads shard 0's start file: the stage's start, if it is this
+// run's stage, written after this shard announced itself.
+func (b *Barrier) started(startFile string, data []byte, stage int, announced time.Time) (time.Time, error) {
+	s := b.shard
+	st, err := parseBarrierStart(startFile, data)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("barrier: %w", err)
+	}
+	switch {
+	case st.RunID != s.RunID || st.Shards != s.Count || st.Stage != stage:
+		return time.Time{}, fmt.Errorf("barrier: %s is stage %d of run %s of %d shards, this is stage %d of run %s of %d", startFile, st.Stage, st.RunID, st.Shards, stage, s.RunID, s.Count)
+	case time.Unix(0, st.WrittenUnixNs).Before(announced.Add(-time.Second)):
+		// Shard 0 writes the start only after every shard is
+		// there: one written before this one was is an older run's.
+		return time.Time{}, fmt.Errorf("barrier: %s was written before this shard arrived: an earlier run of id %s left it; give a new --run-id or empty %s", startFile, s.RunID, filepath.Join(s.Barrier, s.RunID))
+	}
+	return time.Unix(0, st.StartUnixNs), nil
+}
+
 // missing are the shards with no file in dir yet; a file that is there
 // but not one of this run's is an error.
-func (b *barrier) missing(dir string) ([]int, error) {
+func (b *Barrier) missing(dir string) ([]int, error) {
 	var out []int
 	for i := range b.shard.Count {
 		name := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
@@ -239,7 +282,7 @@ func (b *barrier) missing(dir string) ([]int, error) {
 	return out, nil
 }
 
-func (b *barrier) sleep(ctx context.Context) error {
+func (b *Barrier) sleep(ctx context.Context) error {
 	p := b.poll
 	if p <= 0 {
 		p = 50 * time.Millisecond
@@ -248,7 +291,7 @@ func (b *barrier) sleep(ctx context.Context) error {
 }
 
 // sleepUntil waits until the server's clock, as estimated, reaches at.
-func (b *barrier) sleepUntil(ctx context.Context, at time.Time) error {
+func (b *Barrier) sleepUntil(ctx context.Context, at time.Time) error {
 	d := at.Sub(b.now())
 	if d <= 0 {
 		return nil

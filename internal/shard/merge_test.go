@@ -1,4 +1,4 @@
-package bench
+package shard
 
 import (
 	"bytes"
@@ -120,7 +120,7 @@ func TestMergedPercentilesAreTheConcatenatedRecords(t *testing.T) {
 		}
 	}
 	paths := writeShards(t, t.TempDir(), "r1", planned, 5, shards)
-	runs, err := ReadRuns(context.Background(), paths, false)
+	runs, err := readRuns(context.Background(), paths, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 	}
 	dir := t.TempDir()
 	paths := writeShards(t, dir, "r2", planned, 6, shards)
-	runs, err := ReadRuns(context.Background(), paths, false)
+	runs, err := readRuns(context.Background(), paths, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 		{"twice", []string{paths[0], paths[1], paths[1]}, "shard 1 of run r2 is given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadRuns(context.Background(), tc.paths, false)
+			_, err := readRuns(context.Background(), tc.paths, false)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -245,19 +245,29 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 	}
 	// Two sharded runs are two runs (compare's A and B).
 	other := writeShards(t, t.TempDir(), "r3", planned, 6, shards)
-	two, err := ReadRuns(context.Background(), []string{paths[0], other[2], paths[2], other[0], paths[1], other[1]}, true)
+	two, err := readRuns(context.Background(), []string{paths[0], other[2], paths[2], other[0], paths[1], other[1]}, true)
 	if err != nil || len(two) != 2 || two[0].Sharding.RunID != "r2" || two[1].Sharding.RunID != "r3" {
 		t.Fatalf("two sharded runs: %v, %d runs", err, len(two))
 	}
 	if c, err := analyze.Compare(two, 0, ""); err != nil || len(c.Runs) != 2 {
 		t.Errorf("compare of two sharded runs: %v", err)
 	}
-	// One shard's file alone is its share, said so.
-	alone, err := ReadRuns(context.Background(), paths[1:2], false)
+}
+
+// readRuns is what bench.ReadRuns does with the files of sharded runs:
+// each group of files of one run merged into one.
+func readRuns(ctx context.Context, paths []string, samples bool) ([]*analyze.Run, error) {
+	groups, err := Group(paths)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	if ws := alone[0].Warnings; len(ws) == 0 || ws[len(ws)-1].Check != "shard_alone" {
-		t.Errorf("one shard alone: warnings %v, want shard_alone", ws)
+	var out []*analyze.Run
+	for _, g := range groups {
+		run, err := Merge(ctx, g, samples)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, run)
 	}
+	return out, nil
 }

@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/backend"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/telemetry"
+)
+
+// stage runs one level of the sweep: its plan through the runner, each
+// record folded (or sliced) as it finishes, then the stage's server and
+// GPU readings; a whole stage's figures join s.figures.
+func (s *sweep) stage(ctx context.Context, p runner.Plan) {
+	label := stageLabel(p)
+	if s.bar != nil && s.shares[p.Index].Idle {
+		fmt.Fprintf(s.progress, "%s: %s has no share of this stage: it only takes part in its start\n", label, s.cfg.Shard.Label())
+		s.gate(ctx, p)
+		return
+	}
+	fmt.Fprintf(s.progress, "%s: %d warm-up, then %s ...\n", label, p.Warmup, s.what(p))
+	var watch *telemetry.Watcher
+	if s.scrape {
+		// A slice needs a dozen scrapes, not one a second.
+		watch = telemetry.Watch(ctx, s.sess.client, backend.Under(s.sess.base, "/metrics"), s.names, s.clock, p.Index, max(time.Second, s.cfg.Load.Slice/12))
+	}
+	if s.cfg.Prompts != nil && s.r.Conversations == nil {
+		// Prompts are built before the stage's schedule starts, so
+		// building them never delays a request.
+		s.cfg.Prompts.Prepare(s.r.Next(), prepared(p.Warmup+p.Requests, s.r.Shards))
+	}
+	start := s.clock.Now()
+	// The stage's figures are built as requests finish; the records
+	// themselves live only in the result file.
+	s.fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
+	// Live progress reads counters bumped off the requests' path.
+	show := s.env.live(label, p)
+	each := func(rec *record.Record) { s.fold.Add(rec); show.add(rec); s.feed.add(rec) }
+	var sliced *slicing
+	if s.cfg.Load.Slice > 0 {
+		// Only the current slice's requests are kept; the stage's own
+		// figures are read back from the file at the end.
+		sliced = startSlicing(p.Index, p.Concurrency, s.cfg.Load.Slice, start, s.setup.SLO, &slicing{clock: s.clock, file: s.file, watch: watch, gpus: s.gpus,
+			names: s.names, progress: s.progress, label: label, done: s.env.sliceDone()})
+		each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
+	}
+	if err := s.r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
+		s.gone = fmt.Errorf("%s: %w", label, err)
+	}
+	show.end()
+	if sliced != nil {
+		sliced.finish(s.clock.Now())
+	}
+	s.readings(p.Index, start, watch)
+	if sliced != nil {
+		fmt.Fprintf(s.progress, "%s: %d slices\n", label, sliced.count)
+		return
+	}
+	fig := s.fold.Figures(p.Index)
+	s.figures = append(s.figures, fig)
+	fmt.Fprintf(s.progress, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, fig.AggregateTokS, fig.OK, fig.WallS)
+}
+
+// stageLabel is how progress lines name stage p: C=8, rate=4/s, trace
+// (2.5/s), with #2 for its second repeat.
+func stageLabel(p runner.Plan) string {
+	label := fmt.Sprintf("C=%d", p.Concurrency)
+	if p.Rate > 0 {
+		label = fmt.Sprintf("rate=%g/s", p.Rate)
+	}
+	if p.At != nil {
+		label = fmt.Sprintf("trace (%.3g/s)", p.Rate)
+	}
+	if p.Repeat > 0 {
+		label += fmt.Sprintf(" #%d", p.Repeat+1)
+	}
+	return label
+}
+
+// what is how a stage's start line says what it sends.
+func (s *sweep) what(p runner.Plan) string {
+	if s.r.Conversations != nil {
+		return fmt.Sprintf("%d conversations, turn by turn", p.Requests)
+	}
+	switch {
+	case p.Requests == 0:
+		return "requests for " + p.Duration.String()
+	case p.Duration > 0:
+		return plural(p.Requests, "request") + " or " + p.Duration.String() + ", whichever comes first"
+	}
+	return plural(p.Requests, "request")
+}
+
+// readings writes stage's server and GPU samples (those since start) to
+// the result file and folds them.
+func (s *sweep) readings(stage int, start time.Duration, watch *telemetry.Watcher) {
+	if watch != nil {
+		samples := watch.Stop()
+		s.file.keep(s.file.w.WriteMetrics(samples))
+		s.fold.Metrics(samples)
+	}
+	if s.gpus != nil {
+		var mine []record.GPUSample
+		for _, g := range s.gpus.Samples() {
+			if g.At >= start {
+				g.Stage = stage
+				mine = append(mine, g)
+			}
+		}
+		s.file.keep(s.file.w.WriteGPU(stage, mine))
+		s.fold.GPU(mine)
+	}
+}
