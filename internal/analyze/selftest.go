@@ -60,6 +60,10 @@ type SelftestLevel struct {
 	// rate then fell short, though its truth still says what it sent.
 	SimSteps     float64 `json:"sim_steps,omitempty"`
 	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
+	// HostDropped and HostRetrans are the machine's packets dropped at
+	// its kernel's input queue and TCP segments resent during the level.
+	HostDropped float64 `json:"host_dropped_packets,omitempty"`
+	HostRetrans float64 `json:"host_tcp_retransmits,omitempty"`
 }
 
 // Truth is what the server says it sent for one request: when it arrived
@@ -189,6 +193,9 @@ func (l SelftestLevel) why(cpus int) string {
 	}
 	if l.SimSteps > 0 && l.SimLateSteps > SimLateLimit*l.SimSteps {
 		causes = append(causes, fmt.Sprintf("the simulator ran %.0f%% of its steps late (it lacked CPU)", 100*l.SimLateSteps/l.SimSteps))
+	}
+	if l.HostDropped > 0 || l.HostRetrans > 0 {
+		causes = append(causes, fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments, each a stall of 200 ms or more (raise net.core.netdev_max_backlog)", l.HostDropped, l.HostRetrans))
 	}
 	if l.BufferedShare > 0.01 {
 		causes = append(causes, fmt.Sprintf("the client found %.1f%% of chunks already waiting (it read late)", 100*l.BufferedShare))

@@ -22,7 +22,7 @@ func TestSelftestEndsBecause(t *testing.T) {
 			bad:  SelftestLevel{Streams: 10000, Compared: true, ITLErr: -1, CPU: 9 * time.Second, SimCPU: 10 * time.Second, Wall: 10 * time.Second, BufferedShare: 0.72},
 			cpus: 2, up: 32,
 			want: []string{"at 10000 streams: median ITL -100.0%", "the client used 0.90 CPUs and the simulator 1.00, 95% of the 2 CPUs (the machine was full)", "72.0% of chunks already waiting"},
-			not:  []string{"TTFT", "aggregate", "steps late"}},
+			not:  []string{"TTFT", "aggregate", "steps late", "kernel"}},
 		{name: "the simulator starved, the machine not full",
 			bad:  SelftestLevel{Streams: 4096, Compared: true, AggErr: 0.05, CPU: time.Second, SimCPU: 2 * time.Second, Wall: 10 * time.Second, SimSteps: 1000, SimLateSteps: 300},
 			cpus: 4, up: 32,
@@ -33,6 +33,11 @@ func TestSelftestEndsBecause(t *testing.T) {
 			cpus: 2, up: 32,
 			want: []string{"3 requests failed", "the client used 0.25 CPUs"},
 			not:  []string{"simulator"}},
+		{name: "the kernel dropped packets",
+			bad:  SelftestLevel{Streams: 10000, Compared: true, TTFTErr: 0.4, CPU: time.Second, Wall: 10 * time.Second, HostDropped: 27824, HostRetrans: 311},
+			cpus: 2, up: 32,
+			want: []string{"the kernel dropped 27824 packets at its input queue and resent 311 TCP segments", "net.core.netdev_max_backlog"},
+			not:  []string{"steps late"}},
 		{name: "every level accurate", bad: SelftestLevel{Streams: 256, Compared: true}, cpus: 2, up: 256},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -161,6 +161,8 @@ func (st *selftest) level(ctx context.Context, i, c int) (analyze.SelftestLevel,
 	if lateAfter, err := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{}); err == nil && lateBefore != nil {
 		l.SimSteps = lateAfter[engine.SimSteps] - lateBefore[engine.SimSteps]
 		l.SimLateSteps = lateAfter[engine.SimLateSteps] - lateBefore[engine.SimLateSteps]
+		l.HostDropped = lateAfter[engine.SimHostDropped] - lateBefore[engine.SimHostDropped]
+		l.HostRetrans = lateAfter[engine.SimHostRetrans] - lateBefore[engine.SimHostRetrans]
 	}
 	if peak {
 		l.RSSMB = peakRSSMB() // the most it held during the level, warm-up wave excluded
