@@ -584,6 +584,7 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
 	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}}
+	s.body.rc, _ = body.(readCounter)
 	if b.cfg.KeepText {
 		var text strings.Builder
 		s.text = &text
@@ -823,9 +824,10 @@ type arriver interface {
 // readStamper notes in its arrivals when each read of a body returned
 // bytes, and passes on the body's count of connection reads.
 type readStamper struct {
-	r io.Reader
-	a *arrivals
-	n int
+	r  io.Reader
+	a  *arrivals
+	n  int
+	rc readCounter // r, where it counts its own reads
 }
 
 func (s *readStamper) Read(p []byte) (int, error) {
@@ -838,8 +840,8 @@ func (s *readStamper) Read(p []byte) (int, error) {
 }
 
 func (s *readStamper) Reads() int {
-	if rc, ok := s.r.(readCounter); ok {
-		return rc.Reads()
+	if s.rc != nil {
+		return s.rc.Reads()
 	}
 	return s.n
 }

@@ -65,6 +65,9 @@ func withStamps(c net.Conn) net.Conn {
 func (c *stampConn) recv(fd uintptr) bool {
 	for {
 		c.n, c.oobn, _, _, c.err = syscall.Recvmsg(int(fd), c.p, c.oob[:], 0)
+		if c.err == nil {
+			return true // bytes or the end: the common case, without comparing errors
+		}
 		if c.err != syscall.EINTR {
 			return c.err != syscall.EAGAIN
 		}
