@@ -6,6 +6,7 @@
 # left in the package's testdata/fuzz for `go test -run`.
 #
 #	FUZZTIME=30s FUZZPARALLEL=1 .ci/fuzz.sh
+#	.ci/fuzz.sh ./internal/backend ./internal/results   # those packages' targets only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-10s}
@@ -15,7 +16,9 @@ if [ -n "${FUZZPARALLEL:-}" ]; then parallel=(-parallel "$FUZZPARALLEL"); fi
 # libraries out of a plain go test.
 tags=(-tags k8s)
 
-list=$(go test "${tags[@]}" -list '^Fuzz' ./...)
+packages=("$@")
+if [ ${#packages[@]} -eq 0 ]; then packages=(./...); fi
+list=$(go test "${tags[@]}" -list '^Fuzz' "${packages[@]}")
 targets=()
 names=()
 while read -r line; do
