@@ -7,7 +7,8 @@
 # simulator is pinned to the second and each client (GOMAXPROCS=1) to the
 # first. The runs alternate, ROUNDS times per level, and the CPU figure is
 # the client process's user+system time (getrusage of the child) divided by
-# the tokens it received: a loaded machine moves it less than wall time.
+# the tokens it received (4,000 requests a run, 200,000 tokens): a loaded
+# machine moves it less than wall time.
 #
 #	scripts/client-cpu.sh                     # e5cc3a8 vs the work tree, C = 32 and 256
 #	REF=main LEVELS="1 32 256 1024" ROUNDS=5 scripts/client-cpu.sh
@@ -41,7 +42,7 @@ for _ in $(seq 50); do grep -q http "$dir/sim.out" && break; sleep 0.1; done
 url=$(grep -o 'http://[^ ]*' "$dir/sim.out" | head -1)
 # cpu runs one client and prints its CPU µs per output token.
 cpu() {
-	local exe=$1 c=$2 requests=$(( ($2 > 80 ? $2 : 80) * 4 ))
+	local exe=$1 c=$2 requests=$(( $2 * 4 > 4000 ? $2 * 4 : 4000 ))
 	/usr/bin/time -f "%U %S" -o "$dir/time" env GOMAXPROCS=1 $client "$exe" run --url "$url" \
 		--endpoint completions --model selftest -c "$c" --requests "$requests" --warmup 0 \
 		--input-tokens 8 --output-tokens "$tokens" -o "$dir/r.jsonl" >/dev/null 2>"$dir/err" ||
