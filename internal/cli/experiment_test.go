@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,63 +88,5 @@ func TestBadExperimentFile(t *testing.T) {
 	_, errw, code := runCLI(t, "experiment", path)
 	if code != 1 || !strings.Contains(errw, path+":4: configs[0].url: \"localhost\" is not an http(s) URL") {
 		t.Errorf("exit %d: %s", code, errw)
-	}
-}
-
-// simLate finds the simulator's warning that it fell behind real time,
-// with the share of its steps that ran late.
-var simLate = regexp.MustCompile(`the simulated server fell behind real time: \d+ of its \d+ engine steps ran late \(([\d.]+)%`)
-
-// The example's A/B, with free ports and shorter outputs: MTP wins at C=1
-// and its gain shrinks at C=32.
-func TestExperimentMTP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real time: two simulators and a sweep of each")
-	}
-	bin := buildBinary(t)
-	dir := t.TempDir()
-	a, b := freePort(t), freePort(t)
-	yaml := fmt.Sprintf(`configs:
-  - name: seed
-    command: ["${TOKPERF}", "sim", "--profile", "seed", "--addr", %q]
-    url: http://%s
-  - name: seed-mtp
-    command: ["${TOKPERF}", "sim", "--profile", "seed-mtp", "--addr", %q]
-    url: http://%s
-sweep:
-  concurrency: [1, 32]
-  output_tokens: 100
-  max_stage_s: 3
-check:
-  questions: 8
-`, a, a, b, b)
-	file := filepath.Join(dir, "ab.yaml")
-	os.WriteFile(file, []byte(yaml), 0o644)
-	out, err := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	m := regexp.MustCompile(`\| 1 \| [\d.]+ \| [\d.]+ \(([\d.]+)×\) \| seed-mtp \|`).FindStringSubmatch(string(out))
-	m32 := regexp.MustCompile(`\| 32 \| [\d.]+ \| [\d.]+ \((~|[\d.]+)×?\) \|`).FindStringSubmatch(string(out))
-	if m == nil || m32 == nil {
-		t.Fatalf("no comparison rows:\n%s", out)
-	}
-	g1, _ := strconv.ParseFloat(m[1], 64)
-	g32, err := strconv.ParseFloat(m32[1], 64)
-	if err != nil {
-		g32 = 1 // ~: no significant difference
-	}
-	if g1 < 1.5 || g32 >= g1 {
-		// The gain is the simulators' model only while they keep real
-		// time: one starved of CPU by other work says so, and its figures
-		// describe the machine, not the model.
-		if late := simLate.FindAllStringSubmatch(string(out), -1); len(late) > 0 {
-			for _, l := range late {
-				if pct, _ := strconv.ParseFloat(l[1], 64); pct >= 5 {
-					t.Skipf("a simulator fell behind real time (%s%% of its steps late): the machine is too busy to judge the model's gain (%.2f× at C=1, %.2f× at C=32)", l[1], g1, g32)
-				}
-			}
-		}
-		t.Errorf("MTP gain %.2f× at C=1 and %.2f× at C=32: want a win at C=1 that shrinks\n%s", g1, g32, out)
 	}
 }

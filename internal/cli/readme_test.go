@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -327,19 +328,45 @@ func seedExample(t *testing.T) []string {
 	return nil
 }
 
-// buildBinary builds tokperf once for the tests that run it as a process.
+// buildBinary returns the tokperf binary for the tests that run it as a
+// process. It is built once per test binary (a link is seconds on a busy
+// machine) into a directory TestMain removes.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "tokperf")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tokperf")
-	cmd.Dir = filepath.Join(pkgDir, "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// binDir holds the binary binary builds; TestMain removes it.
+var binDir string
+
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "tokperf-cli-test")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "tokperf")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tokperf")
+	cmd.Dir = root()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // The real binary, real sockets, a real signal: SIGINT keeps every finished
