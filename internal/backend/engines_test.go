@@ -12,6 +12,7 @@ import (
 // has a native endpoint has a protocol registered under its name, and no
 // protocol is registered for an engine the table does not know.
 func TestEngineTableMatchesProtocols(t *testing.T) {
+	t.Parallel()
 	for _, e := range engine.Table() {
 		_, registered := natives[e.Name]
 		if e.Native != registered {
@@ -32,6 +33,7 @@ func TestEngineTableMatchesProtocols(t *testing.T) {
 // the chat side of an overhead comparison is not served from the cache
 // the raw side turned off; other engines get no such field.
 func TestCachePromptOnEveryLlamaRoute(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		engine, endpoint string
 		want             string
@@ -54,6 +56,7 @@ func TestCachePromptOnEveryLlamaRoute(t *testing.T) {
 
 // --usage final asks for the final usage only: no count on every chunk.
 func TestUsageFinal(t *testing.T) {
+	t.Parallel()
 	for _, final := range []bool{false, true} {
 		b, err := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", UsageFinal: final})
 		if err != nil {

@@ -27,6 +27,7 @@ import (
 // the first shards taking one more; a rate splits evenly, each shard a
 // stream of its own; a trace by request, k to shard k mod N.
 func TestShardSplit(t *testing.T) {
+	t.Parallel()
 	var conc, reqs []int
 	idle := 0
 	for i := range 4 {
@@ -90,6 +91,7 @@ func dateServer(t *testing.T, date func() time.Time) *http.Client {
 // gives none, saying why; nor does one that refreshes a cached Date on a
 // timer of its own (uvicorn, under vLLM and SGLang), whose edges lag.
 func TestClockOffsetFromDateHeaders(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		skew := 1300 * time.Millisecond
 		off := clockOffset(context.Background(), dateServer(t, func() time.Time { return time.Now().Add(skew) }), "http://clock/")
@@ -135,6 +137,8 @@ func TestClockOffsetFromDateHeaders(t *testing.T) {
 
 // An HTTP server's own Date over loopback in real time: the estimate of
 // its clock (this machine's) is 0 within its uncertainty.
+//
+// Serial: real time: a clock offset within a probe's round trip.
 func TestClockOffsetLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2.5 s of real time")
@@ -216,6 +220,7 @@ func shardedSweep(t *testing.T, simSeed uint64, n int, load func(seed int64) Loa
 // the simulator's jitter (and of the arrivals), widened by the spread's
 // width or 2%, whichever is more.
 func TestShardsMergeLikeOneProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sweeps in virtual time")
 	}
@@ -290,6 +295,7 @@ func mergeLikeOne(t *testing.T, load func(seed int64) Load) {
 
 // A shard whose barrier never fills fails with the missing shards named.
 func TestBarrierNamesMissingShards(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
 		b := &barrier{shard: &Shard{Index: 0, Count: 3, RunID: "x", Barrier: dir, BarrierTimeout: time.Minute}, now: time.Now}
@@ -319,6 +325,7 @@ func TestBarrierNamesMissingShards(t *testing.T) {
 // With --start-at and no barrier, a one-stage run's shards begin its
 // measured requests at that time, on the server's clock.
 func TestShardsStartAt(t *testing.T) {
+	t.Parallel()
 	var startAt time.Time
 	run := shardedSweep(t, 1, 3, func(int64) Load {
 		l := DefaultLoad([]int{6})

@@ -24,13 +24,13 @@ func freePort(t *testing.T) string {
 // ready, one that dies mid-sweep, one that answers wrongly. Each is
 // reported as what it is, the others still run, and no process is left.
 func TestExperimentEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	// A stand-in nvidia-smi: the experiment waits for GPU memory to be
 	// released after each configuration stops.
 	fake := t.TempDir()
 	os.WriteFile(filepath.Join(fake, "nvidia-smi"), []byte("#!/bin/sh\necho 500\necho 700\n"), 0o755)
-	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	profile := func(name, extra string) string {
 		p := filepath.Join(dir, name+".yaml")
 		os.WriteFile(p, []byte("name: "+name+"\nmodel: m\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\n"+extra), 0o644)
@@ -50,6 +50,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 	file := filepath.Join(dir, "exp.yaml")
 	os.WriteFile(file, []byte(yaml), 0o644)
 	cmd := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out"))
+	cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("experiment: %v\n%s", err, out)
@@ -83,6 +84,7 @@ func TestExperimentEndToEnd(t *testing.T) {
 }
 
 func TestBadExperimentFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "x.yaml")
 	os.WriteFile(path, []byte("configs:\n  - name: a\n    command: [sleep, '1']\n    url: localhost\n"), 0o644)
 	_, errw, code := runCLI(t, "experiment", path)

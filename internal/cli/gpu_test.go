@@ -16,6 +16,8 @@ import (
 // A stand-in nvidia-smi on PATH reports two GPUs at 100 W and 200 W: the
 // run names them in its header, stores their readings, and integrates the
 // energy (300 W over the stage's window).
+//
+// Serial: t.Setenv (PATH: a stand-in nvidia-smi).
 func TestGPUTelemetry(t *testing.T) {
 	bin := t.TempDir()
 	script := `#!/bin/sh
@@ -62,6 +64,8 @@ done
 
 // A soak's slices carry the GPUs' readings of their own window: the most
 // memory in use on both together, and the power of both.
+//
+// Serial: t.Setenv (PATH: a stand-in nvidia-smi).
 func TestGPUPerSlice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six seconds of real time")

@@ -219,6 +219,7 @@ func TestExperimentSeedLoop(t *testing.T) {
 // In report mode a configuration that answers wrongly is measured and
 // compared all the same, its failed check shown.
 func TestExperimentCheckReportMode(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	var yaml strings.Builder
@@ -272,6 +273,7 @@ func TestExperimentCheckReportMode(t *testing.T) {
 // configuration's and a workload's over the file's; bad keys are told with
 // the file's line before any server starts.
 func TestExperimentKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(pkgDir, "..", "workload", "testdata", "sharegpt.json")
 	head := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\n    sweep:\n      seed: 9\n      extra-body: {top_p: 0.5}\n  - name: b\n    command: [x]\n    url: http://127.0.0.1:2\n"
@@ -345,6 +347,7 @@ func TestExperimentKeys(t *testing.T) {
 // Every key of the experiment file's schema, and every flag its sweep
 // blocks take, is in tokperf help experiment by the name --config accepts.
 func TestExperimentHelpListsEveryKey(t *testing.T) {
+	t.Parallel()
 	out, _, code := runCLI(t, "help", "experiment")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -384,6 +387,8 @@ func TestExperimentHelpListsEveryKey(t *testing.T) {
 }
 
 // Every example experiment file loads and its sweeps build.
+//
+// Serial: t.Chdir.
 func TestExampleExperimentsParse(t *testing.T) {
 	root := filepath.Join(pkgDir, "..", "..")
 	t.Chdir(root)
@@ -411,6 +416,7 @@ func TestExampleExperimentsParse(t *testing.T) {
 // --config and config print take snake case as the experiment file does:
 // input_tokens is --input-tokens.
 func TestConfigSnakeCase(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte("input_tokens: 512\nmax_stage_time: 5s\n"), 0o644)
 	out, errw, code := runCLI(t, "config", "print", "--config", path)
@@ -422,6 +428,7 @@ func TestConfigSnakeCase(t *testing.T) {
 // baseline: file: makes another tool's result file the baseline, its
 // closed-loop levels the points compared.
 func TestExperimentBaselineFile(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(pkgDir, "..", "foreign", "testdata", "guidellm-benchmarks.json")
 	yaml := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\nbaseline:\n  file: " + file + "\n"
 	f, err := experiment.Parse("x.yaml", []byte(yaml))

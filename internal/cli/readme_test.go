@@ -86,6 +86,8 @@ const outputMarker = "<!-- sweep output: go test ./internal/cli -run TestREADMEF
 // layout the report prints today: -update pastes this run's output (the
 // simulator's figures in virtual time, the file's timestamp left out), and
 // without it a table whose header the report no longer prints fails.
+//
+// Serial: t.Chdir.
 func TestREADMEFirstCommands(t *testing.T) {
 	cmds := commands(readme(t))
 	if len(cmds) < 2 || cmds[0] != "go run ./cmd/tokperf sweep" || cmds[1] != "go test ./..." {
@@ -153,6 +155,7 @@ func pastedOutput(out, file string) string {
 // line 60), and links to guides that exist (the two guides other changes
 // write may not be there yet).
 func TestREADMEShape(t *testing.T) {
+	t.Parallel()
 	text := readme(t)
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if len(lines) > 250 {
@@ -204,6 +207,7 @@ func anchor(h string) string {
 // the committed run: a renderer changed without scripts/readme-image.sh
 // --redraw fails here.
 func TestREADMEImagesCurrent(t *testing.T) {
+	t.Parallel()
 	text := readme(t)
 	run := filepath.Join(root(), "docs", "images", "example.jsonl")
 	for _, chart := range []string{"throughput", "pareto"} {
@@ -298,6 +302,7 @@ func referenceDoc(t *testing.T) string {
 
 // docs/reference.md is the help of every command as tokperf prints it now.
 func TestReferenceCurrent(t *testing.T) {
+	t.Parallel()
 	want := referenceDoc(t)
 	path := filepath.Join(root(), "docs", "reference.md")
 	if *update {
@@ -372,6 +377,7 @@ func TestMain(m *testing.M) {
 // The real binary, real sockets, a real signal: SIGINT keeps every finished
 // request in the file and prints the summary of what finished.
 func TestBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	out, err := exec.Command(bin, "version").Output()
