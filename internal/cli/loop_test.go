@@ -27,7 +27,7 @@ import (
 // simulator's profiles are known to do (MTP wins at C=1, and less at C=32)
 // and against the run's own numbers.
 //
-// Serial: real time, about 50 s: two simulator processes on real sockets.
+// Serial: real time, about 45 s: two simulator processes on real sockets.
 func TestExperimentSeedLoop(t *testing.T) {
 	bin := buildBinary(t)
 	root := filepath.Join(pkgDir, "..", "..")
@@ -36,16 +36,16 @@ func TestExperimentSeedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := freePort(t), freePort(t)
-	// The soak keeps its eight slices and more, a second each: every path
-	// of the 24 s one at less than half the wait. The overhead pairs keep
-	// their number with shorter answers: it compares the routes, not the
-	// decode. Each replacement must find its line, or the test is not the
-	// example's any more.
+	// The soak keeps its eight slices, a second each: every path of the
+	// 24 s one at a third of the wait. The overhead runs 8 pairs of short
+	// answers a level: it compares the routes, not the decode. Each
+	// replacement must find its lines, or the test is not the example's
+	// any more.
 	var replaced []string
 	for _, r := range [][2]string{
 		{"127.0.0.1:30111", a}, {"127.0.0.1:30112", b},
-		{"  duration: 24s\n  slice: 3s\n", "  duration: 10s\n  slice: 1s\n"},
-		{"  requests: 16\n  output_tokens: 50\n", "  requests: 16\n  output_tokens: 10\n"},
+		{"  duration: 24s\n  slice: 3s\n", "  duration: 8s\n  slice: 1s\n"},
+		{"  requests: 16\n  output_tokens: 50\n", "  requests: 8\n  output_tokens: 10\n"},
 	} {
 		if !strings.Contains(string(src), r[0]) {
 			t.Fatalf("examples/seed-loop.yaml no longer holds %q: update this test", r[0])
