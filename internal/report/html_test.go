@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -303,5 +304,27 @@ func BenchmarkPNG(b *testing.B) {
 	r := run()
 	for b.Loop() {
 		Render(io.Discard, "png", r)
+	}
+}
+
+// PNG renders may run at once (a font face is not safe for concurrent use,
+// so each raster has its own): every one gives the image a lone render does.
+func TestPNGInParallel(t *testing.T) {
+	t.Parallel()
+	r := run()
+	var want bytes.Buffer
+	if err := Render(&want, "png", r); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]bytes.Buffer, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { Render(&got[i], "png", r) })
+	}
+	wg.Wait()
+	for i := range got {
+		if !bytes.Equal(got[i].Bytes(), want.Bytes()) {
+			t.Errorf("render %d of 4 at once: %d bytes, unlike the lone render's %d", i, got[i].Len(), want.Len())
+		}
 	}
 }
