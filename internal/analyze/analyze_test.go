@@ -27,6 +27,7 @@ func sweep(cs []int, agg func(c int) float64) []summary.Stage {
 }
 
 func TestScalingVerdicts(t *testing.T) {
+	t.Parallel()
 	seed := map[int]float64{1: 172.2, 4: 542.2, 16: 1646.7, 32: 2156.4}
 	capped := func(c int) float64 { return 100 * float64(min(c, 24)) }
 	var golden strings.Builder
@@ -67,6 +68,7 @@ func TestScalingVerdicts(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		stage summary.Stage
@@ -133,6 +135,7 @@ func stepTexts(steps []Step) []string {
 // A flat aggregate while per-request decode speeds up says "rose", never
 // "fell -7%".
 func TestVerdictDecodeRose(t *testing.T) {
+	t.Parallel()
 	v := Scaling([]summary.Stage{
 		{Concurrency: 16, OK: 1, AggregateTokS: 2000, DecodeTokS: stats.Dist{Mean: 420.3}},
 		{Concurrency: 32, OK: 1, AggregateTokS: 2050, DecodeTokS: stats.Dist{Mean: 451.7}},
@@ -145,6 +148,7 @@ func TestVerdictDecodeRose(t *testing.T) {
 // Levels where every request failed are no scaling data: the verdict says
 // so instead of "one concurrency level", and no warning divides by them.
 func TestAllFailedLevels(t *testing.T) {
+	t.Parallel()
 	failed := func(c int) summary.Stage {
 		nan := math.NaN()
 		return summary.Stage{Concurrency: c, Requests: 4, Errors: map[record.Status]int{record.StatusHTTPError: 4},

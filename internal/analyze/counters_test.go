@@ -10,6 +10,7 @@ import (
 )
 
 func TestSummarizeCounters(t *testing.T) {
+	t.Parallel()
 	n := engine.Metrics{Running: "r", Waiting: "w", Generated: "g", SpecDrafts: "d", SpecDraftTokens: "dt", SpecAccepted: "a"}
 	s := SummarizeCounters([]record.ServerSample{
 		{At: 0, Values: map[string]float64{n.Running: 3, n.Generated: 100, n.SpecDrafts: 10, n.SpecDraftTokens: 30, n.SpecAccepted: 15}},
@@ -23,6 +24,7 @@ func TestSummarizeCounters(t *testing.T) {
 }
 
 func TestGPUEnergy(t *testing.T) {
+	t.Parallel()
 	var samples []record.GPUSample
 	// Two GPUs every 250 ms for 4 s: one at a constant 100 W, one ramping
 	// from 100 W to 300 W.
@@ -52,6 +54,7 @@ func TestGPUEnergy(t *testing.T) {
 // Two readings of one GPU that round to the same moment (a reader that
 // fell behind) count once in the memory in use on all GPUs together.
 func TestGPUMemoryCountsEachGPUOnce(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	samples := []record.GPUSample{
 		{At: 1000 * ms, Index: 0, MemUsedMiB: 40000, PowerW: 100}, {At: 1001 * ms, Index: 1, MemUsedMiB: 41000, PowerW: 200},

@@ -12,6 +12,7 @@ import (
 // server's prompt count beside the asked length; its native raw route and
 // other engines' completions are not.
 func TestOllamaCompletionsTemplateWarning(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		engine, endpoint string
 		want             bool

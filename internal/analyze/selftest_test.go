@@ -9,6 +9,7 @@ import (
 // The self-test's range ends at the last accurate level, and the reason is
 // computed from the first inaccurate level's own figures.
 func TestSelftestEndsBecause(t *testing.T) {
+	t.Parallel()
 	ok := SelftestLevel{Streams: 32, Compared: true, CPU: time.Second, Wall: 10 * time.Second}
 	for _, c := range []struct {
 		name string

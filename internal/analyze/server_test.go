@@ -47,6 +47,7 @@ func warned(r *ServerReading, check string) bool {
 // intervals or more, and a difference is a warning only beyond what one
 // interval explains.
 func TestServerRateComparison(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		seconds       int
@@ -76,6 +77,7 @@ func TestServerRateComparison(t *testing.T) {
 // warned of, with the share of requests it may have stalled once it is
 // over 1%; a machine that lost nothing says nothing.
 func TestKernelDrops(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dropped, retrans float64
 		warn             bool
@@ -100,6 +102,7 @@ func TestKernelDrops(t *testing.T) {
 // A simulated server whose steps ran late says its figures are not its
 // profile's; one that kept up says nothing.
 func TestStarvedSimulator(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		late float64
 		want bool

@@ -25,6 +25,7 @@ func timedRecord(id int) record.Record {
 // whatever order the records come in, and the arrivals of the
 // ArrivalLimit smallest, thinned to ArrivalPoints and the last.
 func TestTimelineSampleIsBoundedAndDeterministic(t *testing.T) {
+	t.Parallel()
 	const n = 5000
 	ids := make([]int, n)
 	for i := range ids {
@@ -77,6 +78,7 @@ func TestTimelineSampleIsBoundedAndDeterministic(t *testing.T) {
 // Server and GPU readings become series over the measured window: GPUs
 // read at one instant are summed, a long series is thinned.
 func TestSeriesOf(t *testing.T) {
+	t.Parallel()
 	f := NewFold(record.Setup{Server: record.Server{Engine: "sglang"}}, "")
 	r := timedRecord(0)
 	r.Sent = 0

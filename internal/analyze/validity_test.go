@@ -49,6 +49,7 @@ func folded(levels ...level) *Run {
 // read), the two others four times as much; the verdict is drawn from the
 // mean aggregate over the three.
 func TestRepeatVerdictUsesAllRepeats(t *testing.T) {
+	t.Parallel()
 	// Each level as folded runs at c × 100 tok/s; the first repeat of C=4
 	// is then set as slow as C=1, and the run judged again as Fold.Run does.
 	r := folded(level{1, 0, 100}, level{1, 1, 100}, level{1, 2, 100}, level{4, 0, 100}, level{4, 1, 100}, level{4, 2, 100})
@@ -81,6 +82,7 @@ func TestRepeatVerdictUsesAllRepeats(t *testing.T) {
 // A repeat's interval never goes below zero, however wide the spread:
 // on the log scale it is exp(mean(log x) ± t·sd(log x)/√n).
 func TestRepeatIntervalNotNegative(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		xs   []float64
@@ -124,6 +126,7 @@ func TestRepeatIntervalNotNegative(t *testing.T) {
 // A drop to 0 tok/s in an A/B (every request of B failed) is
 // significant, not ~.
 func TestCompareZeroIsSignificant(t *testing.T) {
+	t.Parallel()
 	a := folded(level{2, 0, 20}).Stages[0]
 	b := Stage{Stage: summary.Stage{Concurrency: 2, Requests: 8, OK: 0, Errors: map[record.Status]int{record.StatusHTTPError: 8}}, samples: &Samples{}}
 	m := Pair(&a, &b)[0]
@@ -155,6 +158,7 @@ func gated(r *Run) *Run {
 }
 
 func TestVerdictGates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		run    func() *Run
@@ -226,6 +230,7 @@ func TestVerdictGates(t *testing.T) {
 // A stability verdict on a starved simulator is withheld, and its
 // warning with it.
 func TestStabilityGate(t *testing.T) {
+	t.Parallel()
 	r := folded(level{4, 0, 40})
 	r.Stages[0].Stability = &stability.Verdict{Kind: "degrading", Text: "degrading: aggregate tok/s −30%/h"}
 	starve(r, 0)
@@ -244,6 +249,7 @@ func TestStabilityGate(t *testing.T) {
 // The twin's predictions and SLO capacity rest on the levels it was
 // fitted to.
 func TestTwinGate(t *testing.T) {
+	t.Parallel()
 	r := folded(level{1, 0, 40}, level{4, 0, 40})
 	starve(r, 1)
 	r = gated(r)
@@ -262,6 +268,7 @@ func TestTwinGate(t *testing.T) {
 // An A/B against a starved stage is not judged; against a stage whose
 // every request failed it is (a drop to 0 is the finding).
 func TestCompareGate(t *testing.T) {
+	t.Parallel()
 	a := folded(level{1, 0, 40}, level{4, 0, 40})
 	b := folded(level{1, 0, 40}, level{4, 0, 20})
 	starve(b, 1)
@@ -289,6 +296,7 @@ func TestCompareGate(t *testing.T) {
 // A baseline's ratios and the claim checked on them rest on the run's
 // stages at the shared levels.
 func TestBaselineGate(t *testing.T) {
+	t.Parallel()
 	b := &baseline.Baseline{Name: "b", Points: []baseline.Point{{Concurrency: 4, AggregateTokS: 200}}}
 	r := folded(level{1, 0, 40}, level{4, 0, 40})
 	c, err := AgainstBaselineRun(r, b, 0, "", "2x")

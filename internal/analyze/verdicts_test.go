@@ -39,6 +39,7 @@ func runOf(levels []int, rates []float64, seed uint64) *Run {
 }
 
 func TestVerdictsNotAsked(t *testing.T) {
+	t.Parallel()
 	e := &Experiment{Configs: []ExperimentConfig{{Name: "a", OK: true, Run: runOf([]int{1}, []float64{50}, 1)}}}
 	e.CompareConfigs([]int{1})
 	v := e.ComputeVerdicts()
@@ -60,6 +61,7 @@ func TestVerdictsNotAsked(t *testing.T) {
 // B/A per level with its interval: B is twice as fast per request at C=1
 // and a quarter slower at C=32 (the MTP shape), the same at C=8.
 func TestVerdictConfigurationsGainTurnsIntoLoss(t *testing.T) {
+	t.Parallel()
 	levels := []int{1, 8, 32}
 	a := runOf(levels, []float64{50, 40, 20}, 1)
 	b := runOf(levels, []float64{100, 40, 15}, 7)
@@ -95,6 +97,7 @@ func TestVerdictConfigurationsGainTurnsIntoLoss(t *testing.T) {
 // Two workloads: one's requests are a third slower, the headline moves,
 // and says so with the ratio at the highest level and its interval.
 func TestVerdictRepresentative(t *testing.T) {
+	t.Parallel()
 	levels := []int{1, 32}
 	syn, share := runOf(levels, []float64{50, 20}, 1), runOf(levels, []float64{50, 13}, 3)
 	e := &Experiment{Workloads: []string{"synthetic", "sharegpt"}, Configs: []ExperimentConfig{{Name: "seed", OK: true, Run: syn,
@@ -138,6 +141,7 @@ func TestVerdictRepresentative(t *testing.T) {
 // Fair: the baseline's arithmetic, per GPU where the counts differ (the
 // seed's 8 GPUs against catid's 4), with the fairness list's verdict.
 func TestVerdictFair(t *testing.T) {
+	t.Parallel()
 	run := runOf([]int{32}, []float64{10}, 1)
 	b := &baseline.Baseline{Name: "catid", Model: "other", GPUs: 4, Points: []baseline.Point{{Concurrency: 32, AggregateTokS: 1373}}}
 	cmp, err := AgainstBaselineRun(run, b, 0, "", "3x")
@@ -163,6 +167,7 @@ func TestVerdictFair(t *testing.T) {
 
 // Stable: each configuration's soak verdict, and unstable when one is not.
 func TestVerdictStable(t *testing.T) {
+	t.Parallel()
 	soak := func(kind string) *Run {
 		return &Run{Stages: []Stage{{Stage: summary.Stage{Concurrency: 8}, Stability: &stability.Verdict{Kind: kind, Text: kind + ": aggregate -3.0 %/h [-4.0, -2.0]",
 			Figures: []stability.Figure{{Name: "aggregate", Field: "aggregate_tok_s", Unit: stability.TokS, PctPerH: -3, PctPerHLo: -4, PctPerHHi: -2, State: "drift", Worse: true}}}}}}
@@ -190,6 +195,7 @@ func TestVerdictStable(t *testing.T) {
 
 // Another tool's run becomes a baseline of its closed-loop levels.
 func TestBaselineOfRun(t *testing.T) {
+	t.Parallel()
 	r := runOf([]int{1, 16}, []float64{50, 30}, 1)
 	r.Setup.Workload.InputTokens = 512
 	b := BaselineOfRun("g.json", r)
@@ -201,6 +207,7 @@ func TestBaselineOfRun(t *testing.T) {
 // A stage in which nothing finished has no ratio to give: the verdicts
 // still marshal (JSON has no NaN) and say what they could.
 func TestVerdictsOfAnEmptyStage(t *testing.T) {
+	t.Parallel()
 	levels := []int{1, 4}
 	a, b := runOf(levels, []float64{50, 40}, 1), runOf(levels, []float64{50, 40}, 2)
 	a.Stages[1] = Stage{Stage: summary.Stage{Concurrency: 4}}
@@ -224,6 +231,7 @@ func TestVerdictsOfAnEmptyStage(t *testing.T) {
 // A verdict resting on a stage the embedded simulator served late (or any
 // flawed stage) is not given, with the stage and what to do.
 func TestVerdictsWithheldOnAStarvedStage(t *testing.T) {
+	t.Parallel()
 	levels := []int{1, 8, 32}
 	a := runOf(levels, []float64{50, 40, 20}, 1)
 	b := runOf(levels, []float64{100, 40, 15}, 7)

@@ -64,6 +64,7 @@ func checks(ws []Warning, check string) []Warning {
 // --output-tokens default: outputs exactly as the file asks are not short,
 // and the header's 256 is not what was asked. A fixed length still is.
 func TestDatasetOutputsAsAsked(t *testing.T) {
+	t.Parallel()
 	file := []int{20, 40, 8} // the dataset's max_tokens, honoured exactly
 	for _, tc := range []struct {
 		name   string
@@ -107,6 +108,7 @@ func vllmCache(prompt int, hit float64) func(time.Duration, map[string]float64) 
 // beyond the shared prefix still are, and so is any hit on prompts of
 // their own.
 func TestSharedPrefixHitsAsAsked(t *testing.T) {
+	t.Parallel()
 	const prompt, n = 512, 40
 	for _, tc := range []struct {
 		name          string
@@ -156,6 +158,7 @@ func TestSharedPrefixHitsAsAsked(t *testing.T) {
 // loop is, when requests waited in the server's queue; with none waiting
 // the server was not sent more than it ran.
 func TestCappedOnlyWhenRequestsWaited(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		rate             float64
@@ -198,6 +201,7 @@ func TestCappedOnlyWhenRequestsWaited(t *testing.T) {
 // A stage in which every request failed says so (errors) and nothing
 // about its concurrency, which no finished request measured.
 func TestAllFailedStageSaysOnlyErrors(t *testing.T) {
+	t.Parallel()
 	var recs []record.Record
 	for i := range 40 {
 		r := record.New(i)
@@ -217,6 +221,7 @@ func TestAllFailedStageSaysOnlyErrors(t *testing.T) {
 // One late send on a quiet machine is not a late client; a few percent
 // of them are. The warning names the threshold.
 func TestLateSendsNeedAShare(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		late, total int
@@ -255,6 +260,7 @@ func TestLateSendsNeedAShare(t *testing.T) {
 // A soak against a server that exposes no resident memory (llama-server)
 // says memory was not read, instead of a verdict that reads as no leak.
 func TestSoakWithoutMemorySaysSo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		scrapes   int

@@ -72,6 +72,7 @@ func one(names ...string) func(string) bool {
 
 // The arrows of docs/ARCHITECTURE.md.
 func TestImports(t *testing.T) {
+	t.Parallel()
 	all := imports(t)
 	network := one("net", "net/http", "net/http/httptrace", "os/exec", "golang.org/x/net/http2")
 	client := one("internal/backend", "internal/runner", "internal/bench", "internal/cli", "internal/report", "internal/analyze",
@@ -125,6 +126,7 @@ func TestImports(t *testing.T) {
 // Every package under internal/ is named in docs/ARCHITECTURE.md, and every
 // package the document names exists.
 func TestArchitectureNamesEveryPackage(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "ARCHITECTURE.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +141,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 // The checker finds a chain where there is one: cli reaches the network
 // through bench, never directly.
 func TestPathFindsChains(t *testing.T) {
+	t.Parallel()
 	all := imports(t)
 	chain := path(all, "internal/cli", one("net/http"))
 	if len(chain) < 3 || chain[0] != "internal/cli" || chain[len(chain)-1] != "net/http" {

@@ -51,6 +51,7 @@ func importTable(all map[string][]string) string {
 // rewrites it), so the document cannot claim an arrow that is not there
 // or leave out one that is.
 func TestArchitectureArrows(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("..", "..", "docs", "ARCHITECTURE.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

@@ -29,6 +29,7 @@ func events(t *testing.T, r io.Reader) []string {
 }
 
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in string
 		want     []string
@@ -63,6 +64,7 @@ func readCapture(name string) ([]byte, error) {
 
 // An event that arrived with the one before it is flagged as buffered.
 func TestEventsBuffered(t *testing.T) {
+	t.Parallel()
 	// Two reads: the first delivers two events, the second one.
 	r := &chunkedReader{parts: []string{"data: a\n\ndata: b\n\n", "data: c\n\n"}}
 	ev := NewEvents(r)
@@ -79,6 +81,7 @@ func TestEventsBuffered(t *testing.T) {
 // with their arrival: it counts as buffered whatever follows it, a chunk,
 // the usage event or [DONE], in every SSE protocol.
 func TestLateChunkCountsWhateverFollows(t *testing.T) {
+	t.Parallel()
 	const (
 		a, b   = `data: {"choices":[{"text":" a"}]}` + "\n\n", `data: {"choices":[{"text":" b"}]}` + "\n\n"
 		fin    = `data: {"choices":[{"text":"","finish_reason":"length"}]}` + "\n\n"
@@ -149,6 +152,7 @@ func capture(t *testing.T, name string) *os.File {
 
 // Real servers' bytes, read by the client's parsers.
 func TestRealCaptures(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status       record.Status
 		output       int
@@ -196,6 +200,7 @@ func TestRealCaptures(t *testing.T) {
 }
 
 func TestOpenAIStreams(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in   string
 		chat       bool
@@ -252,6 +257,7 @@ func TestOpenAIStreams(t *testing.T) {
 }
 
 func TestSGLangStream(t *testing.T) {
+	t.Parallel()
 	in := "data: {\"text\":\" a\",\"meta_info\":{\"finish_reason\":null,\"prompt_tokens\":7,\"completion_tokens\":1}}\n\n" +
 		"data: {\"text\":\" a b c d\",\"meta_info\":{\"finish_reason\":null,\"prompt_tokens\":7,\"completion_tokens\":4}}\n\n" +
 		"data: {\"text\":\" a b c d e\",\"meta_info\":{\"finish_reason\":{\"type\":\"length\",\"length\":5},\"prompt_tokens\":7,\"completion_tokens\":5,\"e2e_latency\":0.1}}\n\n" +
@@ -387,6 +393,8 @@ func BenchmarkEvents(b *testing.B) {
 // its end once, not from its start after every read (which made one
 // 10 MB event take seconds). 400 KB searched again after each byte would
 // take tens of billions of steps; once, under a second on any machine.
+//
+// Serial: real time: it bounds how long a slow reader takes.
 func TestLongLineLinear(t *testing.T) {
 	long := strings.Repeat("x", 400<<10)
 	start := time.Now()
@@ -436,6 +444,7 @@ func (h *heldBody) Reads() int { return h.reads }
 // over on a later read, from its own buffer: buffered. A half that needed
 // a read of its own leaves the chunk its own time.
 func TestLateChunkHeldInTheBodysBuffer(t *testing.T) {
+	t.Parallel()
 	a, b := `data: {"choices":[{"text":" a"}]}`+"\n\n", `data: {"choices":[{"text":" b","finish_reason":"length"}]}`+"\n\n"
 	for _, tc := range []struct {
 		name string
@@ -483,6 +492,7 @@ func (s stamps) readWindow() (time.Time, time.Time, bool) {
 // those 8 ms is the client's lag, however soon after the later one's
 // arrival the read came.
 func TestPromptNeedsTheClientToHaveBeenReading(t *testing.T) {
+	t.Parallel()
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
 	for _, tc := range []struct {
 		name                          string

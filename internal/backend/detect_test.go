@@ -21,6 +21,7 @@ import (
 // sent, on the route it served. A new engine is tested here without being
 // added to a list; a failure names the place to fix.
 func TestDetectEachEngine(t *testing.T) {
+	t.Parallel()
 	for _, e := range engine.Table() {
 		t.Run(e.Name, func(t *testing.T) {
 			if !sim.Imitates(e.Name) {
@@ -68,6 +69,8 @@ func TestDetectEachEngine(t *testing.T) {
 }
 
 // A server that accepts connections and never answers cannot hang detection.
+//
+// Serial: it sets the package's ProbeTimeout, and times the detection.
 func TestDetectSilentServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,6 +99,7 @@ func TestDetectSilentServer(t *testing.T) {
 	}
 }
 
+// Serial: real time: readiness within a window of the profile's 1.2 s load.
 func TestWaitReady(t *testing.T) {
 	p, _ := sim.LoadProfile("tiny")
 	p.LoadS = 1.2
@@ -119,6 +123,7 @@ func TestWaitReady(t *testing.T) {
 // first unkeptAfter such closes the habit is learned and every request
 // dials a new connection, without a retry.
 func TestRetryOnClosedKeepAlive(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	type connKey struct{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -161,6 +166,7 @@ func TestRetryOnClosedKeepAlive(t *testing.T) {
 // identity routes, and otherwise takes an OpenAI-compatible server, saying
 // why (it would have been sent to SGLang's /generate).
 func TestDetectNeedsAgreeingEvidence(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/get_model_info":

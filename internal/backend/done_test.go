@@ -105,6 +105,8 @@ var twoEvents = chunk("data: {\"choices\":[{\"text\":\" a\"}]}\n\n") +
 // request is done, on both clients: a server that then holds the response
 // open, keeps sending comments, or sends trailers without end, neither
 // delays the request nor moves its Done, and the next request works.
+//
+// Serial: real time: the final event must end a request before the drain.
 func TestDoneEndsRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name, endpoint, engine, url string

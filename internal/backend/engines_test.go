@@ -39,6 +39,7 @@ func missingProtocols(table []engine.Engine, natives map[string]func() protocol)
 // The engine table and the protocols agree, and every engine's default
 // endpoint makes a backend.
 func TestEngineTableMatchesProtocols(t *testing.T) {
+	t.Parallel()
 	for _, msg := range missingProtocols(engine.Table(), natives) {
 		t.Error(msg)
 	}
@@ -53,6 +54,7 @@ func TestEngineTableMatchesProtocols(t *testing.T) {
 // the chat side of an overhead comparison is not served from the cache
 // the raw side turned off; other engines get no such field.
 func TestCachePromptOnEveryLlamaRoute(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		engine, endpoint string
 		want             string
@@ -75,6 +77,7 @@ func TestCachePromptOnEveryLlamaRoute(t *testing.T) {
 
 // --usage final asks for the final usage only: no count on every chunk.
 func TestUsageFinal(t *testing.T) {
+	t.Parallel()
 	for _, final := range []bool{false, true} {
 		b, err := New(Config{URL: "http://127.0.0.1:1", Endpoint: "completions", UsageFinal: final})
 		if err != nil {
@@ -91,6 +94,7 @@ func TestUsageFinal(t *testing.T) {
 // whose text is not read, names Ollama's repeat limit as the likely cause
 // (its native protocol's endsEarly); on another engine's it does not.
 func TestEndsEarlyOnOtherRoutes(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte("data: {\"choices\":[{\"text\":\" ash\"}]}\n\n"))

@@ -43,6 +43,8 @@ func FuzzFastChunk(f *testing.F) {
 }
 
 // Every stream test gives the same records with and without the fast path.
+//
+// Serial: it switches the package's fastPath.
 func TestFastPathSameRecords(t *testing.T) {
 	inputs := []string{}
 	for _, name := range []string{"ollama-chat.sse", "ollama-completions-usage.sse", "llama-chat-usage.sse", "llama-completions-usage.sse", "llama-completions-midstream-error.sse"} {

@@ -127,6 +127,7 @@ func checkH1Body(t *testing.T, body []byte, seed uint64, maxRead uint8) {
 }
 
 func TestH1Head(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in string
 		code     int
@@ -174,6 +175,7 @@ func TestH1Head(t *testing.T) {
 }
 
 func TestH1BodyErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, head, body, err string
 	}{
@@ -240,6 +242,7 @@ func sseServer(t *testing.T, n int, check func(r *http.Request, body []byte), co
 // The request on the wire is what the server expects: the route under the
 // URL's path, the query, the headers, and the protocol's JSON body.
 func TestH1Request(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []string
 	srv, _ := sseServer(t, 2, func(r *http.Request, body []byte) {
@@ -280,6 +283,7 @@ func srvURL(r *http.Request) string {
 // Connections are kept alive and shared: 200 requests from 8 streams open
 // at most 8 connections, and every record is whole.
 func TestH1KeepAlive(t *testing.T) {
+	t.Parallel()
 	srv, conns := sseServer(t, 5, nil)
 	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 8})
 	defer b.Close()
@@ -311,6 +315,7 @@ func TestH1KeepAlive(t *testing.T) {
 // A server that closes every connection (Connection: close, or HTTP/1.0
 // without a length) is still read right, on a new connection each time.
 func TestH1ServerCloses(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -364,6 +369,7 @@ func TestH1ServerCloses(t *testing.T) {
 
 // An HTTP error keeps its message and its connection.
 func TestH1HTTPError(t *testing.T) {
+	t.Parallel()
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "overloaded, retry later", http.StatusServiceUnavailable)
@@ -391,6 +397,8 @@ func TestH1HTTPError(t *testing.T) {
 
 // A cancelled request stops at once mid-stream, keeps the chunks it read,
 // and its connection is not reused; a dead address fails naming the URL.
+//
+// Serial: real time: a cancel 200 ms into a held stream.
 func TestH1CancelAndDial(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -431,6 +439,7 @@ func TestH1CancelAndDial(t *testing.T) {
 }
 
 func TestH1BadURL(t *testing.T) {
+	t.Parallel()
 	for _, u := range []string{"http://", "http://[::1", "http://host:port/"} {
 		if _, err := New(Config{URL: u, Endpoint: "completions"}); err == nil || !strings.Contains(err.Error(), "URL") {
 			t.Errorf("%q: %v", u, err)
@@ -564,6 +573,8 @@ func BenchmarkDo(b *testing.B) {
 // A server that closes keep-alives idle for 50 ms (as uvicorn does after
 // 5 s): the next request finds the connection gone before it is sent, and
 // dials a new one without a failure or a retry.
+//
+// Serial: real time: sleeps past the server's idle timeout.
 func TestH1IdleClosedByServer(t *testing.T) {
 	srv, conns := sseServer(t, 2, nil, func(s *http.Server) { s.IdleTimeout = 50 * time.Millisecond })
 	b, _ := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1})
@@ -586,6 +597,8 @@ func TestH1IdleClosedByServer(t *testing.T) {
 // A server that refuses a request before reading its body (413) and
 // closes: the client's write fails, and the answer is still what the
 // record shows.
+//
+// Serial: real time: the server closes 100 ms after its early answer.
 func TestH1EarlyAnswer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -618,6 +631,7 @@ func TestH1EarlyAnswer(t *testing.T) {
 // sent them and served over loopback, give the lean client the records
 // the parsers give reading the streams straight, connection reused.
 func TestH1RealCaptures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		head, stream string
 		chat         bool
@@ -697,6 +711,7 @@ func TestH1RealCaptures(t *testing.T) {
 // User info in the URL is Basic authorization unless an API key is given,
 // and a failure's message never shows the password.
 func TestH1URLCredentials(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var auth []string
 	srv, _ := sseServer(t, 1, func(r *http.Request, _ []byte) {
@@ -733,6 +748,7 @@ func TestH1URLCredentials(t *testing.T) {
 // A redirect is an error that says where to go, not a request followed
 // with its detour inside TTFT.
 func TestH1Redirect(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.RedirectHandler("https://llm.example/v1/completions", http.StatusPermanentRedirect))
 	defer srv.Close()
 	for _, lean := range []bool{true, false} {
@@ -806,6 +822,8 @@ func BenchmarkHugeEvent(b *testing.B) {
 // then every request dials a new connection (no retries, the record says
 // why), and the time lost finding a kept connection closed is connect
 // time, never the client's wait.
+//
+// Serial: real time: a client wait under half the server's 30 ms lag.
 func TestH1LearnsUnkeptConnections(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 // The real native streams of llama.cpp and Ollama, read by the client.
 func TestNativeCaptures(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status   record.Status
 		output   int
@@ -53,6 +54,7 @@ func TestNativeCaptures(t *testing.T) {
 }
 
 func TestTGIStream(t *testing.T) {
+	t.Parallel()
 	in := "data:{\"index\":1,\"token\":{\"id\":5,\"text\":\" a\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n" +
 		"data:{\"index\":2,\"token\":{\"id\":6,\"text\":\" b\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n" +
 		"data:{\"index\":3,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.1,\"special\":true},\"generated_text\":\" a b\",\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":3,\"seed\":null,\"input_length\":4}}\n\n"
@@ -78,6 +80,7 @@ func TestTGIStream(t *testing.T) {
 }
 
 func TestLlamaCppChunkSizes(t *testing.T) {
+	t.Parallel()
 	in := "data: {\"content\":\" a b\",\"tokens\":[1, 2],\"stop\":false}\n\n" +
 		"data: {\"content\":\" c\",\"tokens\":[3],\"stop\":false}\n\n" +
 		"data: {\"content\":\"\",\"tokens\":[],\"stop\":true,\"stop_type\":\"eos\",\"tokens_predicted\":3,\"tokens_evaluated\":5,\"timings\":{\"prompt_ms\":4,\"predicted_n\":3,\"predicted_ms\":30}}\n\n"
@@ -134,6 +137,7 @@ func FuzzOllamaStream(f *testing.F) {
 // lines than eval_count) the per-chunk counts are no longer claimed exact;
 // and a stream Ollama cut for a repeated token says so.
 func TestOllamaStreamShapes(t *testing.T) {
+	t.Parallel()
 	b, err := readCapture("ollama-generate.ndjson")
 	if err != nil {
 		t.Skip("capture not available:", err)
@@ -179,6 +183,7 @@ func TestOllamaStreamShapes(t *testing.T) {
 // On Ollama's OpenAI routes a stream that ended before the finish names
 // Ollama's repeat limit as the likely cause (the text is not read there).
 func TestOllamaOpenAIIncompleteHint(t *testing.T) {
+	t.Parallel()
 	b, err := readCapture("ollama-completions.sse")
 	if err != nil {
 		t.Skip("capture not available:", err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://host:8000/?api_key=SECRET":           "http://host:8000/?api_key=xxxxx",
 		"http://host/v1?api_key=SECRET&model=m":      "http://host/v1?api_key=xxxxx&model=xxxxx",
@@ -30,6 +31,7 @@ func TestRedact(t *testing.T) {
 // TestQueryURL: a base URL with a query (an API key) is probed with each
 // route under its path and the query kept, and no message shows the key.
 func TestQueryURL(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("api_key") != "SECRET" {
 			http.Error(w, "no key", http.StatusUnauthorized)

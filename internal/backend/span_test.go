@@ -22,6 +22,7 @@ type plainConn struct{ net.Conn }
 // Without kernel stamps the events of one read share the read's time;
 // with them (TestSameSegment) every read of the one segment has its time.
 func TestOneWriteStream(t *testing.T) {
+	t.Parallel()
 	stamped := cannedServer(t, response(20))
 	small := cannedServer(t, response(3))
 	plain := func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -81,6 +82,7 @@ func TestOneWriteStream(t *testing.T) {
 // read times are on the request's clock: not years off from a real-time
 // epoch.
 func TestVirtualTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, s := net.Pipe()

@@ -40,6 +40,8 @@ func loopbackPair(t testing.TB, wrap func(net.Conn) net.Conn) (client, server ne
 
 // TestStampedArrival: bytes that sat in the socket while the client was
 // busy are timed when they arrived, not when they were read.
+//
+// Serial: real time: kernel receive stamps within 20 ms of the write.
 func TestStampedArrival(t *testing.T) {
 	c, s := loopbackPair(t, withStamps)
 	sc, ok := c.(*stampConn)
@@ -73,6 +75,7 @@ func TestStampedArrival(t *testing.T) {
 }
 
 func TestKernelTimeParsing(t *testing.T) {
+	t.Parallel()
 	if _, ok := kernelTime(nil); ok {
 		t.Error("found a time in nothing")
 	}
@@ -120,6 +123,8 @@ func BenchmarkConnRead(b *testing.B) {
 // TestSameSegment: reads of one segment, however many, get the segment's
 // kernel time, not times that jitter by the nanoseconds between the wall
 // and the monotonic clock readings of each read.
+//
+// Serial: real time: one TCP segment read after it is all in.
 func TestSameSegment(t *testing.T) {
 	c, s := loopbackPair(t, withStamps)
 	sc, ok := c.(*stampConn)

@@ -15,6 +15,8 @@ import (
 // TestFailureClasses: a 200 that is not a stream says so with its content
 // type; a connection that cannot be opened is a connect error; both on
 // each client.
+//
+// Serial: real time: each failure must be told within 3 s.
 func TestFailureClasses(t *testing.T) {
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -68,6 +70,7 @@ func TestFailureClasses(t *testing.T) {
 // TestModelsError: /v1/models failing is reported as its answer, not as a
 // server with no model.
 func TestModelsError(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/models" {
 			http.Error(w, "internal error", http.StatusInternalServerError)
@@ -89,6 +92,7 @@ func TestModelsError(t *testing.T) {
 // Retry-After in both its forms, capped at a minute; anything else is no
 // wait.
 func TestRetryAfterHeader(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name, v string

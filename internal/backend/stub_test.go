@@ -65,6 +65,7 @@ func (stub) read(s *stream) bool {
 // reading code. Its simulator file is internal/sim's to check
 // (TestMissingImitationIsNamed).
 func TestStubEngineTakesThreePlaces(t *testing.T) {
+	t.Parallel()
 	stubEntry := engine.Engine{Name: "stub", Native: true, Probes: []engine.Probe{{Path: "/stub/info", VersionKey: "version"}}}
 	table := append(append([]engine.Engine(nil), engine.Table()...), stubEntry)
 	registry := map[string]func() protocol{}

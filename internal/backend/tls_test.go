@@ -16,6 +16,7 @@ import (
 // version, the ALPN protocol (h2 only when HTTP/2 is asked for and the
 // server offers it) and the HTTP version the streams were served over.
 func TestNegotiatedTLS(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name               string
 		serverH2, clientH2 bool

@@ -9,6 +9,7 @@ import (
 // The server's tokenizer round-trips through both engines' routes (vLLM
 // "prompt", llama.cpp "content"), and an engine without them is refused.
 func TestServerTokenizerRoutes(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"vllm", "llamacpp"} {
 		t.Run(engine, func(t *testing.T) {
 			p, err := sim.ParseProfile("p.yaml", []byte("name: p\nengine: "+engine+"\nmodel: m\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\n"))

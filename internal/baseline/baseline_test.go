@@ -6,6 +6,7 @@ import (
 )
 
 func TestBuiltin(t *testing.T) {
+	t.Parallel()
 	all := Builtin()
 	seed := Find(all, "seed-qwen3.5-397b-8x-rtxpro6000")
 	if seed == nil || seed.GPUs != 8 || len(seed.Points) != 4 || seed.Point(32).AggregateTokS != 2156.4 {
@@ -20,6 +21,7 @@ func TestBuiltin(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"unknown field", "- name: a\n  colour: red\n  points: [{concurrency: 1, aggregate_tok_s: 1}]\n", "f.yaml:2:"},
 		{"no name", "- gpus: 1\n  points: [{concurrency: 1, aggregate_tok_s: 1}]\n", "f.yaml:1: [0].name: is required"},
@@ -37,6 +39,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
+	t.Parallel()
 	if Normalize("RTX PRO 6000 Blackwell (as quoted)") != Normalize("rtx  pro 6000 blackwell") {
 		t.Error("normalization differs")
 	}

@@ -43,6 +43,7 @@ func tinySweep(dir string, levels ...int) SweepConfig {
 // A sweep returns the model of what it measured, the same model its
 // result file folds into.
 func TestSweepModelEqualsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var live *analyze.Run
 	virtual(t, func(env *Env) {
@@ -76,6 +77,7 @@ func TestSweepModelEqualsFile(t *testing.T) {
 // measures the level between the last two, and stops on failures or a
 // missed SLO.
 func TestNextLevel(t *testing.T) {
+	t.Parallel()
 	st := func(c int, agg float64) summary.Stage {
 		return summary.Stage{Concurrency: c, Requests: 10, OK: 10, SLOMet: 10, AggregateTokS: agg, DecodeTokS: stats.Dist{Mean: 1}}
 	}
@@ -105,6 +107,7 @@ func TestNextLevel(t *testing.T) {
 // Overhead pairs the endpoints request by request: on a profile whose chat
 // route adds a per-request cost, chat's TTFT is higher, significantly.
 func TestOverheadLevels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var res *analyze.Overhead
 	virtual(t, func(env *Env) {
@@ -126,6 +129,7 @@ func TestOverheadLevels(t *testing.T) {
 
 // Check passes a correct server and says so as a number.
 func TestCheckResult(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var res *check.Result
 	virtual(t, func(env *Env) {
@@ -143,6 +147,7 @@ func TestCheckResult(t *testing.T) {
 
 // The debug server answers with the goroutine count while a job runs.
 func TestDebugServer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	addr, err := Debug(ctx, "127.0.0.1:0", &Env{})
@@ -164,6 +169,7 @@ func TestDebugServer(t *testing.T) {
 // a chunk (speculative decoding): at C=1 steady state and aggregate agree
 // (no drain tail can exist there), and decode tok/s is the simulator's.
 func TestEndOnlyUsageSteadyState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "mtp.yaml")
 	os.WriteFile(p, []byte(`name: mtp-end-usage
@@ -203,6 +209,7 @@ wire: {usage_at_end: true}
 // eval_duration is compute only, so its total_duration is the like for
 // like, equal to the client's E2E within 1%.
 func TestServerTimingLikeForLike(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, engine := range []string{"llamacpp", "ollama"} {
 		for _, tokens := range []int{8, 64} {
@@ -242,6 +249,7 @@ func TestServerTimingLikeForLike(t *testing.T) {
 // a word is learned from its first closes, then every request dials a new
 // connection, counted in the run model and said in the report.
 func TestServerThatClosesConnections(t *testing.T) {
+	t.Parallel()
 	for _, silent := range []bool{false, true} {
 		t.Run(fmt.Sprint("silent=", silent), func(t *testing.T) {
 			dir := t.TempDir()
@@ -278,6 +286,7 @@ func TestServerThatClosesConnections(t *testing.T) {
 // Ollama lists every model on disk: without --model the loaded one is
 // measured, and with none loaded the run refuses to guess.
 func TestOllamaLoadedModel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ps   string
 		want string // model, or "" for a refusal
@@ -316,6 +325,8 @@ func TestOllamaLoadedModel(t *testing.T) {
 // after the first of each write are server-coalesced, and no warning
 // blames the client. Real time over loopback (the stamps are the kernel's);
 // the best of three attempts, since a loaded machine can delay a read.
+//
+// Serial: real time: kernel arrival stamps over loopback.
 func TestServerCoalescingIsNotClientLag(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("kernel arrival stamps are Linux's")

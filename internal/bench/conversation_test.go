@@ -76,6 +76,7 @@ func talkRunWith(t *testing.T, profile string, own bool) (*analyze.Run, *workloa
 // server wrote it: rebuilt from the answers in the result file, each
 // turn's prompt is as many words as the simulator counted in it.
 func TestConversationOwnAnswers(t *testing.T) {
+	t.Parallel()
 	run, w := talkRunWith(t, convProfile, true)
 	rd, f, err := results.Open(run.File)
 	if err != nil {
@@ -115,6 +116,7 @@ func TestConversationOwnAnswers(t *testing.T) {
 // TTFT falls, against the same run without a cache, by the prefill of the
 // cached tokens (the profile's 100 µs a token).
 func TestConversationTTFTByTurn(t *testing.T) {
+	t.Parallel()
 	cold := talkRun(t, convProfile)
 	warm := talkRun(t, convProfile+"prefix_cache: true\nprefix_cache_block: 16\n")
 	ct, wt := cold.Stages[0].Turns, warm.Stages[0].Turns

@@ -43,6 +43,7 @@ func finished(tokens int, status record.Status) *record.Record {
 // of the total, tok/s of the last seconds, errors, elapsed and the ETA
 // from the pace so far.
 func TestProgressLines(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
 		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 2 * time.Second}
@@ -76,6 +77,7 @@ func TestProgressLines(t *testing.T) {
 
 // A timed stage counts requests and says how much of its time is left.
 func TestProgressTimed(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
 		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 5 * time.Second}
@@ -97,6 +99,7 @@ func TestProgressTimed(t *testing.T) {
 
 // Off and nil: nothing is shown and counting is a no-op.
 func TestProgressOff(t *testing.T) {
+	t.Parallel()
 	var out syncBuffer
 	l := (&Env{Progress: &out}).live("C=1", runner.Plan{Requests: 3})
 	l.add(finished(1, record.StatusOK))
@@ -109,6 +112,7 @@ func TestProgressOff(t *testing.T) {
 // Bars are drawn by mpb (forced to draw to a writer that is no terminal)
 // and removed when the stage ends.
 func TestProgressBars(t *testing.T) {
+	t.Parallel()
 	var out syncBuffer
 	env := &Env{Progress: &out, Live: ProgressBars, LiveEvery: 20 * time.Millisecond}
 	l := env.live("C=8", runner.Plan{Concurrency: 8, Requests: 4})
@@ -127,6 +131,7 @@ func TestProgressBars(t *testing.T) {
 
 // A sweep with progress on gives the same figures; the lines go to Progress.
 func TestSweepWithProgress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	virtual(t, func(env *Env) {
 		var out syncBuffer
@@ -151,6 +156,7 @@ var _ = io.Discard
 // A default-sized stage (requests or a time limit, whichever first) shows
 // the nearer end as its ETA, not the requests' pace alone.
 func TestProgressETAOfAStageWithATimeLimit(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
 		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 5 * time.Second}

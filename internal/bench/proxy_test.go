@@ -10,6 +10,7 @@ import (
 // usage error: exit 1) with what to do, --proxy among it; loopback,
 // NO_PROXY hosts and a proxy-free environment pass.
 func TestProxyRefused(t *testing.T) {
+	t.Parallel()
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
 			for i := 0; i+1 < len(kv); i += 2 {

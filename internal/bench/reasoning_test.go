@@ -26,6 +26,7 @@ import (
 // visible content) and reasoning tokens are the simulator's own: its trace
 // says when it wrote the first chunk and the first past the thinking.
 func TestReasoningMatchesTheSimulator(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		field, wire string
 		source      record.TokenSource

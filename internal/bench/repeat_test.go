@@ -38,6 +38,7 @@ func repeatRun(t *testing.T, seed int, repeats int, extra string, levels ...int)
 // profile's true step time (10.5 ms at one running request) in at least
 // 17 of 20 seeded runs (nominally 19).
 func TestRepeatIntervalsCoverTruth(t *testing.T) {
+	t.Parallel()
 	const truth = 10.5
 	covered := 0
 	for seed := 1; seed <= 20; seed++ {
@@ -65,6 +66,7 @@ func TestRepeatIntervalsCoverTruth(t *testing.T) {
 // spread across repeats is wider than their difference: a server that
 // runs one request at a time gives C=2 what it gives C=1.
 func TestRepeatSpreadWarning(t *testing.T) {
+	t.Parallel()
 	run := repeatRun(t, 1, 3, "", 1, 4)
 	if len(run.Stages) != 6 || run.Stages[0].Concurrency != 1 || run.Stages[1].Repeat != 1 || run.Stages[3].Concurrency != 4 {
 		t.Fatalf("stages %+v", run.Figures())

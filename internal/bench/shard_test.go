@@ -83,6 +83,7 @@ func shardedSweep(t *testing.T, simSeed uint64, n int, load func(seed int64) Loa
 // the simulator's jitter (and of the arrivals), widened by the spread's
 // width or 2%, whichever is more.
 func TestShardsMergeLikeOneProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sweeps in virtual time")
 	}
@@ -158,6 +159,7 @@ func mergeLikeOne(t *testing.T, load func(seed int64) Load) {
 // With --start-at and no barrier, a one-stage run's shards begin its
 // measured requests at that time, on the server's clock.
 func TestShardsStartAt(t *testing.T) {
+	t.Parallel()
 	var startAt time.Time
 	run := shardedSweep(t, 1, 3, func(int64) Load {
 		l := DefaultLoad([]int{6})
@@ -185,6 +187,7 @@ func TestShardsStartAt(t *testing.T) {
 // One shard's file alone is read as its share of the run, and said so;
 // with its run's other files it is merged (shard's tests hold the merge).
 func TestShardAloneIsItsShare(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var paths []string
 	for i := range 2 {

@@ -29,6 +29,7 @@ import (
 // from the file alone, within half a point; its /metrics hit rate is the
 // share its answers' usage says, within a tenth of a point.
 func TestTraceReplayInTokens(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"vllm", "sglang"} {
 		t.Run(engine, func(t *testing.T) { traceReplayInTokens(t, engine) })
 	}
@@ -120,6 +121,7 @@ seed: 1
 // turns then find their history cached. Single-turn runs keep it off, and
 // the simulator, as llama.cpp, then caches nothing.
 func TestLlamaConversationsCachePrompt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.yaml")
 	if err := os.WriteFile(file, []byte(llamaConv), 0o644); err != nil {
@@ -169,6 +171,7 @@ func TestLlamaConversationsCachePrompt(t *testing.T) {
 // message holds it) and on the raw one (the prompt ends with "assistant:",
 // the answer continues it), counted in o200k tokens on both sides.
 func TestConversationTurnsHitTheAnswer(t *testing.T) {
+	t.Parallel()
 	for _, endpoint := range []string{"chat", "completions"} {
 		t.Run(endpoint, func(t *testing.T) { conversationTurnsHitTheAnswer(t, endpoint) })
 	}

@@ -75,6 +75,7 @@ func figure(t *testing.T, v *stability.Verdict, field string) stability.Figure {
 // hours: degrading, TPOT's slope within 2 %/h of the truth, the leak
 // within 20%.
 func TestSoakFindsDrift(t *testing.T) {
+	t.Parallel()
 	run := soak(t, soakProfile(t, t.TempDir(), 1, "  step_growth_pct_per_h: 10\n  resident_gb: 4\n  resident_gb_per_h: 1\n"), 2*time.Hour, 1, nil)
 	v := run.Stages[0].Stability
 	t.Log(v.Text)
@@ -99,6 +100,7 @@ func TestSoakFindsDrift(t *testing.T) {
 // A slowdown by 1.4× at minute 35 is a change point located within a
 // slice, with the levels before and after.
 func TestSoakFindsChangePoint(t *testing.T) {
+	t.Parallel()
 	run := soak(t, soakProfile(t, t.TempDir(), 2, "  slowdown_at_s: 2100\n  slowdown_factor: 1.4\n"), 70*time.Minute, 2, nil)
 	v := run.Stages[0].Stability
 	t.Log(v.Text)
@@ -120,6 +122,7 @@ func TestSoakFindsChangePoint(t *testing.T) {
 // stable. A KV pool leaking 4 tokens a minute from room for four
 // requests to room for one makes requests queue: degrading, by TTFT.
 func TestSoakStallsAndLeaks(t *testing.T) {
+	t.Parallel()
 	run := soak(t, soakProfile(t, t.TempDir(), 4, "  stall_every_s: 30\n  stall_s: 0.5\n"), 20*time.Minute, 4, nil)
 	if v := run.Stages[0].Stability; v.Kind != "stable" {
 		t.Errorf("periodic stalls: %s", v.Text)
@@ -140,6 +143,7 @@ func TestSoakStallsAndLeaks(t *testing.T) {
 // Steady seeded runs (9 minutes at C=2: 7 measured slices of about 20
 // requests) are called stable at least 19 times in 20.
 func TestSoakSteadyIsStable(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("20 runs of 10 simulated minutes")
 	}
@@ -162,6 +166,8 @@ func TestSoakSteadyIsStable(t *testing.T) {
 // heap (after a collection) at hour 1 and at the last hour differ by less
 // than 2 MB. Two simulated hours by default; TOKPERF_SOAK_HOURS=24 for a
 // day (about a minute of real time).
+//
+// Serial: it reads the process's heap.
 func TestSoakMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hours of simulated soak")

@@ -93,6 +93,7 @@ func metric(t *testing.T, page, name string) float64 {
 // /metrics as any vLLM's, hits the share of tokens trace stats computed
 // from the file alone.
 func TestTraceReplay(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"vllm", "sglang"} {
 		t.Run(engine, func(t *testing.T) { traceReplay(t, engine) })
 	}
@@ -188,6 +189,7 @@ func traceReplay(t *testing.T, engine string) {
 // Prefix groups against the simulator's prefix cache: every request after
 // the first of its group finds its group's prefix cached, whole blocks of it.
 func TestPrefixGroupsHitTheCache(t *testing.T) {
+	t.Parallel()
 	const n, groups, shared, input = 20, 4, 64, 100
 	var page string
 	synctest.Test(t, func(t *testing.T) {
@@ -224,6 +226,7 @@ func TestPrefixGroupsHitTheCache(t *testing.T) {
 // A trace's stage: its timestamps at the speedup, cut to the first
 // --requests or to those due within --duration, its rate theirs.
 func TestTracePlan(t *testing.T) {
+	t.Parallel()
 	tr := groupTrace(t, 10, 100, 2, 16) // every 10 ms
 	p := Load{Trace: tr, Speedup: 2}.tracePlan()
 	if len(p.At) != 10 || p.At[9] != 45*time.Millisecond || p.Rate != 200 || p.Warmup != 0 {

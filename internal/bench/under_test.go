@@ -29,6 +29,7 @@ func TestGPUMetricsURLKeepsQuery(t *testing.T) {
 // with its query (a key) kept; appending sent GET /m?key=S/v1/models.
 // Real time: the probe reads Date headers for about 2.5 s.
 func TestClockProbeURLKeepsQuery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("2.5 s of real time")
 	}

@@ -21,6 +21,7 @@ import (
 // points, TPOT's trend holds the truth in its interval, and the verdict
 // reads per minute.
 func TestSoakDriftPerMinute(t *testing.T) {
+	t.Parallel()
 	run := soak(t, soakProfile(t, t.TempDir(), 1, "  step_growth_pct_per_min: 5\n"), 20*time.Minute, 1, nil)
 	v := run.Stages[0].Stability
 	t.Log(v.Text)
@@ -49,6 +50,7 @@ func TestSoakDriftPerMinute(t *testing.T) {
 // its /metrics say so over the stage, and no warning calls TTFT
 // flattered.
 func TestSharedPrefixIsNotFlattery(t *testing.T) {
+	t.Parallel()
 	const n, groups, shared, input = 600, 4, 64, 100
 	var run *analyze.Run
 	synctest.Test(t, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestWordsRoundTrip(t *testing.T) {
+	t.Parallel()
 	for n := 0; n < 1000; n++ {
 		w := Words(n)
 		if got, ok := ParseWords(w); !ok || got != n {
@@ -29,6 +30,7 @@ func TestWordsRoundTrip(t *testing.T) {
 }
 
 func TestQuestionsDeterministic(t *testing.T) {
+	t.Parallel()
 	a, b, c := Questions(1, 20), Questions(1, 20), Questions(2, 20)
 	if !cmp.Equal(a, b) {
 		t.Error("same seed, different questions")
@@ -39,6 +41,7 @@ func TestQuestionsDeterministic(t *testing.T) {
 }
 
 func TestCorrect(t *testing.T) {
+	t.Parallel()
 	add := Question{"add", "What is 37 + 48?", "85"}
 	words := Question{"words", "Write 347 in words", "three hundred forty-seven"}
 	for _, tc := range []struct {
@@ -57,6 +60,7 @@ func TestCorrect(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	if p := Problems("The sea is wide and deep, and its waves roll in from far away."); len(p) != 0 {
 		t.Errorf("sensible text flagged: %v", p)
 	}
@@ -68,6 +72,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestWilson(t *testing.T) {
+	t.Parallel()
 	lo, hi := Wilson(9, 10)
 	if math.Abs(lo-0.5958) > 0.001 || math.Abs(hi-0.9821) > 0.001 {
 		t.Errorf("Wilson(9, 10) = [%.4f, %.4f], want [0.5958, 0.9821]", lo, hi)
@@ -75,6 +80,7 @@ func TestWilson(t *testing.T) {
 }
 
 func TestDivergence(t *testing.T) {
+	t.Parallel()
 	if Divergence("a b c", "a b c") != -1 || Divergence("a b c", "a x c") != 1 || Divergence("a b", "a b c") != 2 {
 		t.Error("divergence positions")
 	}
@@ -83,6 +89,7 @@ func TestDivergence(t *testing.T) {
 // TestRepetition: output that is a few characters over and over is
 // degenerate even without spaces between them; sensible text is not.
 func TestRepetition(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ text, want string }{
 		{strings.Repeat("hora", 40), `degenerate: "hora" repeated 40 times`},
 		{strings.Repeat("WH", 100), `degenerate: "WH" repeated 100 times`},

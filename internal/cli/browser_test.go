@@ -241,6 +241,7 @@ func startChromium(t *testing.T, ctx context.Context, bin string) string {
 // console error, the screenshot is not blank, and hovering a point shows
 // the figure the JSON has.
 func TestBrowserRendersHTMLReport(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "sweep.jsonl")
@@ -461,6 +462,7 @@ const glanceJS = `(() => {
 // labelled with its level, compare's A/B as an HTML table, and printing
 // showing every stage. TOKPERF_BROWSER_SHOTS=DIR keeps the screenshots.
 func TestBrowserPagesAtAGlance(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")

@@ -16,6 +16,7 @@ import (
 // says so, unless --cache-prompt was given (here in --config too);
 // single-turn runs keep it off and say nothing.
 func TestConversationsCachePromptHeader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "llama.yaml")
 	os.WriteFile(profile, []byte("name: llama\nengine: llamacpp\nmodel: m\nmax_running: 8\nkv_tokens: 1000000\nchunked_prefill: 100000\n"+
@@ -50,6 +51,7 @@ func TestConversationsCachePromptHeader(t *testing.T) {
 // counts in the same tokens, so its prefix cache hits the share of input
 // tokens trace stats computes from the file, within half a point.
 func TestTraceOnTheEmbeddedSimulatorInTokens(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "cache.yaml")
 	os.WriteFile(profile, []byte("name: cache\nengine: vllm\nmodel: m\nmax_running: 256\nkv_tokens: 10000000\nchunked_prefill: 1000000\n"+

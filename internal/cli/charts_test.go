@@ -16,6 +16,7 @@ import (
 // report, compare and compare --baseline render html pages; report draws
 // several files on one page and one chart as a png with --chart and -o.
 func TestHTMLAndPNGFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	writeLevels(t, a, []int{1, 4, 32}, []float64{170, 600, 2156.4})
@@ -77,6 +78,7 @@ func writeLevels(t *testing.T, path string, levels []int, aggs []float64) {
 // A live sweep's page is the page of its file read back: the timeline's
 // sample does not depend on how the records came.
 func TestSweepHTMLEqualsReportHTML(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,8", "--requests", "40", "--output-tokens", "30", "--format", "html", "-o", file)
 	if code != 0 {

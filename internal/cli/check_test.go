@@ -11,6 +11,7 @@ import (
 
 // check passes a correct configuration and fails one that answers wrongly.
 func TestCheckPassAndFail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "20", "-o", dir+"/ok.jsonl")
 	if code != 0 || !strings.Contains(out, "accuracy 20 of 20 = 100.0%") || !strings.Contains(out, "verdict: pass") {
@@ -26,6 +27,7 @@ func TestCheckPassAndFail(t *testing.T) {
 
 // --against compares greedy outputs with another server's.
 func TestCheckAgainst(t *testing.T) {
+	t.Parallel()
 	p, _ := sim.ParseProfile("broken.yaml", []byte("name: broken\nmodel: tiny\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\nseed: 1\nwire: {wrong_answers: true}\n"))
 	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 	if err != nil {
@@ -39,6 +41,7 @@ func TestCheckAgainst(t *testing.T) {
 }
 
 func TestCheckEvalFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "eval.jsonl")
 	os.WriteFile(good, []byte(`{"prompt":"What is 2 + 3? Answer with the number only.","expected":"5"}`+"\n"+`{"prompt":"What is 4 times 4?","regex":"\\b16\\b"}`+"\n"), 0o644)
@@ -56,6 +59,7 @@ func TestCheckEvalFile(t *testing.T) {
 
 // --against an earlier check's result file compares with its saved outputs.
 func TestCheckAgainstFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "4", "-o", dir+"/first.jsonl"); code != 0 {
 		t.Fatal(errw)

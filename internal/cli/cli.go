@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tokperf/tokperf/internal/bench"
 )
@@ -163,12 +164,17 @@ var commandTable = map[string]func(ctx context.Context, cmd string, args []strin
 
 func init() { commandTable["completion"] = completionCmd } // it lists the table
 
+// stampVersion names this build in the result files bench writes. Once:
+// runs may share the process (tests call Run in parallel), and bench only
+// reads it after.
+var stampVersion = sync.OnceFunc(func() { bench.Version = Version() })
+
 func run(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 {
 		fmt.Fprint(e.stdout, helpText)
 		return 0
 	}
-	bench.Version = Version()
+	stampVersion()
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {

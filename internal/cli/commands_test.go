@@ -29,6 +29,7 @@ import (
 // Open loop in virtual time: requests start on their Poisson schedule, and
 // with a cap of one in flight the late ones are counted and flagged.
 func TestOpenLoop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "50", "--requests", "40", "--output-tokens", "10", "-o", dir+"/a.jsonl")
 	if code != 0 {
@@ -62,6 +63,7 @@ func TestOpenLoop(t *testing.T) {
 }
 
 func TestSimCommand(t *testing.T) {
+	t.Parallel()
 	var out, errw bytes.Buffer
 	e := &env{stdout: &out, stderr: &errw}
 	if code := run(context.Background(), []string{"sim", "--list-profiles"}, e); code != 0 {
@@ -91,6 +93,7 @@ func TestSimCommand(t *testing.T) {
 }
 
 func TestReportCutFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, _, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "2", "--output-tokens", "10", "-o", dir+"/r.jsonl")
 	if code != 0 {
@@ -115,6 +118,7 @@ func TestReportCutFile(t *testing.T) {
 // tokperf overhead recovers the simulator's configured chat overhead: the
 // seed profile's chat route costs 40 ms per request and 13.6 ms per chunk.
 func TestOverheadRecoversChatCost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errw, code := runVirtual(t, "overhead", "-c", "1", "--requests", "8", "--output-tokens", "100", "-o", dir+"/o.jsonl")
 	if code != 0 {
@@ -137,6 +141,8 @@ func TestOverheadRecoversChatCost(t *testing.T) {
 
 // selftest runs the simulator in a separate process and compares tokperf
 // with its truth; a small ramp is accurate.
+//
+// Serial: real time: tokperf's accuracy against a simulator process.
 func TestSelftest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a simulator process")
@@ -152,6 +158,7 @@ func TestSelftest(t *testing.T) {
 
 // --duration starts requests for that long; constant arrivals are evenly spaced.
 func TestDurationAndConstantArrivals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "-c", "2", "--duration", "2s", "--warmup", "0", "--output-tokens", "100", "-o", dir+"/d.jsonl")
 	if code != 0 {
@@ -185,6 +192,7 @@ func TestDurationAndConstantArrivals(t *testing.T) {
 }
 
 func TestReportFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--requests", "4", "--output-tokens", "10", "-o", dir+"/r.jsonl"); code != 0 {
 		t.Fatal(errw)
@@ -231,6 +239,7 @@ func TestReportFormats(t *testing.T) {
 // The JSON of a live sweep is the JSON of `report FILE` of its file: one
 // model, built the same way from both.
 func TestSweepJSONEqualsReportJSON(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	live, errw, code := runVirtual(t, "sweep", "--sim-profile", "seed", "-c", "1,4", "--output-tokens", "600", "--format", "json", "-o", file)
 	if code != 0 {
@@ -276,6 +285,7 @@ func TestSweepJSONEqualsReportJSON(t *testing.T) {
 // report --format markdown is a valid GitHub table: a header, a separator
 // of as many cells, rows of as many cells, no stray pipes.
 func TestReportMarkdown(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	if _, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,2", "--output-tokens", "10", "-o", file); code != 0 {
 		t.Fatal(errw)
@@ -313,6 +323,7 @@ func TestReportMarkdown(t *testing.T) {
 
 // Two open-loop runs compare rate by rate.
 func TestCompareOpenLoop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"a", "b"} {
 		if _, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--rate", "20", "--requests", "40", "--output-tokens", "20", "-o", filepath.Join(dir, name+".jsonl")); code != 0 {
@@ -353,6 +364,7 @@ func mdCells(row string) []string {
 // to the chat API as written, with its max_tokens. Each request's record
 // holds the lengths from the file.
 func TestDatasetsEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sharegpt := filepath.Join(dir, "sg.json")
 	os.WriteFile(sharegpt, []byte(`[
@@ -418,6 +430,7 @@ func TestDatasetsEndToEnd(t *testing.T) {
 // (counted again here, by the real o200k_base), and the record and the
 // header say which tokenizer counted.
 func TestTokenizerCountsPrompts(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--tokenizer", "o200k_base", "--input-tokens", "512", "--output-tokens", "4", "--requests", "4", "--seed", "3", "-o", file)
 	if code != 0 {
@@ -464,6 +477,7 @@ func TestTokenizerCountsPrompts(t *testing.T) {
 // tokens per chunk assumed one (and said so only where that is wrong), and
 // the header records the choice.
 func TestUsageFinalRun(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--usage", "final", "--requests", "4", "--output-tokens", "30", "-o", file)
 	if code != 0 {
@@ -487,6 +501,7 @@ func TestUsageFinalRun(t *testing.T) {
 // prompt asked for 96 tokens is 96 by the server, whose usage agrees; a
 // server without such a route is told to give a tokenizer file.
 func TestServerTokenizer(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--tokenizer", "server", "--input-tokens", "96", "--output-tokens", "4", "--requests", "4", "-o", file)
 	if code != 0 {

@@ -57,6 +57,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // The seed article's comparison, done right: 1.57× in aggregate, 0.79× per
 // GPU, context only, and the "3x" claim corrected.
 func TestCompareCatid(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "seed.jsonl")
 	writeRun(t, path, seedSetup(), map[int]float64{32: 2156.4})
 	out, errw, code := runCLI(t, "compare", path, "--baseline", "catid-qwen3.5-4gpu", "--claim", "3x")
@@ -72,6 +73,7 @@ func TestCompareCatid(t *testing.T) {
 }
 
 func TestCompareSameSetupIsComparable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeRun(t, dir+"/a.jsonl", seedSetup(), map[int]float64{32: 2000})
 	writeRun(t, dir+"/b.jsonl", seedSetup(), map[int]float64{32: 2100})
@@ -85,6 +87,7 @@ func TestCompareSameSetupIsComparable(t *testing.T) {
 }
 
 func TestBadBaselinesFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mine.yaml")
 	os.WriteFile(path, []byte("- name: mine\n  gpus: 2\n  points:\n    - {concurrency: 0, aggregate_tok_s: 10}\n"), 0o644)
 	_, errw, code := runCLI(t, "baselines", "--baselines", path)
@@ -96,6 +99,7 @@ func TestBadBaselinesFile(t *testing.T) {
 // Two runs of the same profile compare as ~; seed against seed-mtp at C=1
 // is significantly faster (virtual time, so the test is quick).
 func TestCompareABSignificance(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, r := range []struct{ profile, seed, file string }{{"seed", "1", "a"}, {"seed", "2", "b"}, {"seed-mtp", "1", "m"}} {
 		if _, errw, code := runVirtual(t, "run", "--sim-profile", r.profile, "-c", "1", "--requests", "8", "--output-tokens", "200", "--seed", r.seed, "-o", dir+"/"+r.file+".jsonl"); code != 0 {
@@ -132,6 +136,7 @@ func TestCompareABSignificance(t *testing.T) {
 // then finds the knee of a server capped at 24 running requests within one
 // doubling.
 func TestUntilSaturated(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "testdata/capped-24.yaml", "-c", "1,4", "--until-saturated", "--output-tokens", "40", "-o", t.TempDir()+"/u.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
@@ -156,6 +161,7 @@ func TestUntilSaturated(t *testing.T) {
 // A server that runs fewer requests than the client sends is reported as
 // capped, with its queue, from its own /metrics.
 func TestCappedServerFromMetrics(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "testdata/capped-24.yaml", "-c", "32", "--requests", "96", "--output-tokens", "200", "-o", t.TempDir()+"/c.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
@@ -169,6 +175,7 @@ func TestCappedServerFromMetrics(t *testing.T) {
 
 // report and compare stop at Ctrl-C (exit 130), however large the file.
 func TestReportInterrupted(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "r.jsonl")
 	if _, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--requests", "9000", "-c", "8", "--output-tokens", "2", "-o", file); code != 0 {
 		t.Fatal(errw)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRunConversations(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, errw, code := runVirtual(t, "run", "--sim-profile", "tiny", "--turns", "3", "-c", "2", "--requests", "2", "--warmup", "0",
 		"--input-tokens", "50", "--output-tokens", "10", "--think-time", "1s", "--own-answers", "-o", filepath.Join(dir, "r.jsonl"))

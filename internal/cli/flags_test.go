@@ -22,6 +22,7 @@ import (
 // Every command's help is grouped, has examples, and is pinned by a golden
 // file (go test ./internal/cli -run TestHelpGolden -update rewrites them).
 func TestHelpGolden(t *testing.T) {
+	t.Parallel()
 	for name := range commandTable {
 		t.Run(name, func(t *testing.T) {
 			out, errw, code := runCLI(t, "help", name)
@@ -42,6 +43,7 @@ func TestHelpGolden(t *testing.T) {
 // A command accepts exactly the flags its help lists, and each example in
 // its help parses.
 func TestHelpListsWhatParses(t *testing.T) {
+	t.Parallel()
 	for name := range commandTable {
 		if name == "completion" {
 			continue // no flags
@@ -117,6 +119,7 @@ func shellWords(t *testing.T, line string) []string {
 // Every tokperf command line in the README and in each guide under docs/
 // goes through the parser.
 func TestREADMECommandsParse(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, d := range guides(t) {
 		for _, line := range commands(d.text) {
@@ -140,6 +143,7 @@ func TestREADMECommandsParse(t *testing.T) {
 // A misspelt command, a misspelt flag, a single-dash long flag and a bad
 // duration each get one line that says what was meant.
 func TestOneLineAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -173,6 +177,7 @@ func TestOneLineAnswers(t *testing.T) {
 // trace shows the headers and the body fields of every request, the
 // command line winning over the file.
 func TestHeadersBodyAndConfigArrive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bench.yaml")
 	if err := os.WriteFile(cfg, []byte("# a saved run\nconcurrency: [2]\nrequests: 6\noutput-tokens: 4\nheader:\n  - 'X-Tenant: from-file'\nextra-body:\n  - {top_p: 0.5, seed: 11}\ntemperature: 0.3\n"), 0o644); err != nil {
@@ -244,6 +249,7 @@ func headersArrive(t *testing.T, p *sim.Profile, cfg, dir, client string) {
 
 // A config file's mistakes name the file, the line and the field.
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ yaml, want string }{
 		{"concurrency: [1, 4]\nrequets: 10\n", "bench.yaml:2: requets: not a flag of tokperf sweep: did you mean requests?"},
@@ -266,6 +272,7 @@ func TestConfigErrors(t *testing.T) {
 // A named pipe given as --config is refused at once, not waited on for a
 // writer that never comes (the open used to block, deaf to SIGINT).
 func TestConfigPipe(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench.yaml")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skip(err)
@@ -288,6 +295,7 @@ func TestConfigPipe(t *testing.T) {
 // Authorization, Cookie and *-Key/*-Token headers, a URL's user info and
 // query values; other headers are kept, and each mask is said.
 func TestConfigPrintRedacts(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runCLI(t, "config", "print", "--url", "http://user:pw@h:8000/v1?key=S3CRET",
 		"--header", "Authorization: Bearer sk-S3CRET", "--header", "X-Api-Key: S3CRET", "--header", "Cookie: s=S3CRET",
 		"--header", "X-Auth-Token: S3CRET", "--header", "X-Tenant: bench")
@@ -308,6 +316,7 @@ func TestConfigPrintRedacts(t *testing.T) {
 // A level the plan cannot reach is refused at once, naming the fix: -c
 // 10000000 --requests 2 used to be accepted and run 42 s of warm-up.
 func TestConcurrencyBeyondPlan(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		args []string
@@ -330,6 +339,7 @@ func TestConcurrencyBeyondPlan(t *testing.T) {
 // config print writes a file that --config reads back to the same
 // configuration; --from turns a result file's header into one.
 func TestConfigPrintRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"--sim-profile", "tiny", "-c", "1,3", "--requests", "3,6", "--output-tokens", "5", "--input-tokens", "12", "--seed", "9",
 		"--timeout", "20s", "--extra-body", `{"top_p":0.8}`, "--slo-ttft", "250ms"}
@@ -361,6 +371,7 @@ func TestConfigPrintRoundTrip(t *testing.T) {
 
 // The completion scripts hold every command's flags and are valid shell.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runCLI(t, "completion", "bash")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errw)

@@ -12,6 +12,7 @@ func foreignFile(name string) string { return filepath.Join("..", "foreign", "te
 // report reads other tools' files by content and names their definitions;
 // the JSON has the source and null for a percentile the file lacks.
 func TestReportForeignFiles(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ file, want string }{
 		{"vllm-serve.json", "ICL is vLLM's itl"},
 		{"sglang-bench.jsonl", "SGLang's file counts no failed requests"},
@@ -45,6 +46,7 @@ func TestReportForeignFiles(t *testing.T) {
 // level; with no per-request samples nothing is called significant, and
 // the ratio is shown untested.
 func TestCompareForeign(t *testing.T) {
+	t.Parallel()
 	mine := filepath.Join(t.TempDir(), "mine.jsonl")
 	setup := seedSetup()
 	setup.Load.Concurrency = []int{4}
@@ -63,6 +65,7 @@ func TestCompareForeign(t *testing.T) {
 // The text and CSV reports of every foreign fixture are pinned byte for
 // byte (go test -update rewrites them): definitions, blanks, setup lines.
 func TestReportForeignGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "vllm-detailed.json", "vllm-default.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
 		for _, format := range []string{"text", "csv", "markdown"} {
 			out, errw, code := runCLI(t, "report", foreignFile(name), "--format", format)

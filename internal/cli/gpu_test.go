@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,8 +16,10 @@ import (
 
 // A stand-in nvidia-smi on PATH reports two GPUs at 100 W and 200 W: the
 // run names them in its header, stores their readings, and integrates the
-// energy (300 W over the stage's window).
+// energy (300 W over the stage's window). The binary runs with the
+// stand-in first on its PATH, so the test need not change this process's.
 func TestGPUTelemetry(t *testing.T) {
+	t.Parallel()
 	bin := t.TempDir()
 	script := `#!/bin/sh
 case "$*" in *--query-gpu*) ;; *) exit 0 ;; esac
@@ -29,7 +32,7 @@ done
 	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tokperf := withPath(t, bin)
 	p, _ := sim.LoadProfile("tiny")
 	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 	if err != nil {
@@ -37,7 +40,7 @@ done
 	}
 	defer stop()
 	path := filepath.Join(t.TempDir(), "g.jsonl")
-	out, errw, code := runCLI(t, "run", "--url", url, "-c", "4", "--requests", "16", "--output-tokens", "300", "-o", path)
+	out, errw, code := tokperf("run", "--url", url, "-c", "4", "--requests", "16", "--output-tokens", "300", "-o", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
@@ -63,6 +66,7 @@ done
 // A soak's slices carry the GPUs' readings of their own window: the most
 // memory in use on both together, and the power of both.
 func TestGPUPerSlice(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("six seconds of real time")
 	}
@@ -78,7 +82,7 @@ done
 	if err := os.WriteFile(filepath.Join(bin, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tokperf := withPath(t, bin)
 	p, _ := sim.LoadProfile("tiny")
 	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 	if err != nil {
@@ -86,7 +90,7 @@ done
 	}
 	defer stop()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	out, errw, code := runCLI(t, "soak", "--url", url, "-c", "2", "--slice", "1s", "--duration", "6s", "--output-tokens", "50", "-o", path)
+	out, errw, code := tokperf("soak", "--url", url, "-c", "2", "--slice", "1s", "--duration", "6s", "--output-tokens", "50", "-o", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
@@ -102,5 +106,23 @@ done
 		if s.GPUMemMiB != 81000 || math.Abs(s.GPUPowerW-300) > 15 {
 			t.Errorf("slice %d: GPU memory %v MiB, power %v W; want 81000 (both) and 300", s.Index, s.GPUMemMiB, s.GPUPowerW)
 		}
+	}
+}
+
+// withPath runs the tokperf binary with dir first on its PATH, and returns
+// its stdout, stderr and exit code.
+func withPath(t *testing.T, dir string) func(args ...string) (string, string, int) {
+	exe := buildBinary(t)
+	return func(args ...string) (string, string, int) {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var out, errw strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errw
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if err != nil && code < 0 {
+			t.Fatalf("tokperf %s: %v", strings.Join(args, " "), err)
+		}
+		return out.String(), errw.String(), code
 	}
 }

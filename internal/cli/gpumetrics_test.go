@@ -16,6 +16,7 @@ import (
 // were read, and the stage's energy is the simulator's known power over
 // the stage's window, per token over the tokens received.
 func TestGPUMetricsFromDCGM(t *testing.T) {
+	t.Parallel()
 	p, _ := sim.LoadProfile("tiny")
 	srv, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // The manifest and the script, pinned: what a user applies is reviewed
 // when it changes (go test ./internal/cli -run TestK8sGolden -update).
 func TestK8sGolden(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"k8s-job.yaml": {"k8s", "job", "--shards", "4", "--name", "bench", "--run-id", "bench-1", "--image", "reg.example/tokperf:v1", "--pvc", "bench-results",
 			"--node-selector", "pool=load", "--api-key-secret", "openai", "--", "sweep", "--url", "http://vllm.default.svc:8000", "-c", "64,256,1024"},
@@ -38,6 +39,7 @@ func TestK8sGolden(t *testing.T) {
 
 // Each mistake gets one line naming the flag and what to do.
 func TestK8sUsageErrors(t *testing.T) {
+	t.Parallel()
 	job := []string{"k8s", "job", "--shards", "4", "--image", "t", "--pvc", "r"}
 	bench := []string{"--", "sweep", "--url", "http://vllm:8000"}
 	with := func(extra ...string) []string {
@@ -88,6 +90,7 @@ func TestK8sUsageErrors(t *testing.T) {
 
 // A --url of the machine itself is each pod's own: the user is told.
 func TestK8sWarnsOfLoopback(t *testing.T) {
+	t.Parallel()
 	_, errw, code := runCLI(t, "k8s", "job", "--shards", "2", "--image", "t", "--pvc", "r", "--", "run", "--url", "http://127.0.0.1:8000")
 	if code != 0 || !strings.Contains(errw, "warning: --url http://127.0.0.1:8000 is each shard's own machine") {
 		t.Errorf("exit %d, stderr %q", code, errw)
@@ -123,6 +126,7 @@ func containerArgs(t *testing.T, manifest, index string) []string {
 // What each shard runs parses as the tokperf run or sweep it is, with the
 // shard flags (--shard, --run-id, --start-at, --barrier, -o -).
 func TestK8sShardArgsParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range [][]string{
 		{"--pvc", "results", "--", "sweep", "--url", "http://vllm:8000", "-c", "64,256", "--header", "X-A: $(HOME)"},
 		{"--logs", "--start-in", "3m", "--", "run", "--url", "http://vllm:8000", "--rate", "40", "--duration", "1m"},
@@ -167,6 +171,7 @@ func dryRun(t *testing.T, args []string) string {
 // command the --logs Job of a sweep gave every shard before the Job
 // refused it.
 func TestDryRunRefusesShard(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -190,6 +195,7 @@ func TestDryRunRefusesShard(t *testing.T) {
 // Every pod of every generated Job runs, as the kubelet expands its args,
 // a command tokperf accepts in full (the dry run), with its own --shard.
 func TestK8sPodArgsDryRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -224,6 +230,7 @@ func TestK8sPodArgsDryRun(t *testing.T) {
 // Every array task of a generated sbatch script, run by bash as Slurm runs
 // it (SLURM_ARRAY_TASK_ID set), starts a command tokperf accepts in full.
 func TestK8sSlurmTasksDryRun(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
@@ -276,6 +283,7 @@ func TestK8sSlurmTasksDryRun(t *testing.T) {
 // run: each pod's args as the kubelet expands them, each array task's
 // exec line as bash reads it, the index substituted.
 func TestGuideCommands(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(pkgDir, "..", "..", "docs", "distributed.md"))
 	if err != nil {
 		t.Fatal(err)

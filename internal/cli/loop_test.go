@@ -20,12 +20,14 @@ import (
 )
 
 // The seed's whole loop, examples/seed-loop.yaml as shipped (free ports in
-// place of its own), end to end with the real binary: per configuration
-// start, ready, check (report mode), two workloads, overhead, a soak, stop
-// and a free port; then the comparison and the four verdicts, exit 0.
-// Real time (about a minute and a half: the soak runs 20 s per
-// configuration on real sockets); the figures are checked against what the
-// simulator's profiles are known to do and against the run's own numbers.
+// place of its own, and a shorter soak and overhead), end to end with the
+// real binary: per configuration start, ready, check (report mode), two
+// workloads, overhead, a soak, stop and a free port; then the comparison
+// and the four verdicts, exit 0. The figures are checked against what the
+// simulator's profiles are known to do (MTP wins at C=1, and less at C=32)
+// and against the run's own numbers.
+//
+// Serial: real time, about 45 s: two simulator processes on real sockets.
 func TestExperimentSeedLoop(t *testing.T) {
 	bin := buildBinary(t)
 	root := filepath.Join(pkgDir, "..", "..")
@@ -34,7 +36,23 @@ func TestExperimentSeedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := freePort(t), freePort(t)
-	yaml := strings.NewReplacer("127.0.0.1:30111", a, "127.0.0.1:30112", b).Replace(string(src))
+	// The soak keeps its eight slices, a second each: every path of the
+	// 24 s one at a third of the wait. The overhead runs 8 pairs of short
+	// answers a level: it compares the routes, not the decode. Each
+	// replacement must find its lines, or the test is not the example's
+	// any more.
+	var replaced []string
+	for _, r := range [][2]string{
+		{"127.0.0.1:30111", a}, {"127.0.0.1:30112", b},
+		{"  duration: 24s\n  slice: 3s\n", "  duration: 8s\n  slice: 1s\n"},
+		{"  requests: 16\n  output_tokens: 50\n", "  requests: 8\n  output_tokens: 10\n"},
+	} {
+		if !strings.Contains(string(src), r[0]) {
+			t.Fatalf("examples/seed-loop.yaml no longer holds %q: update this test", r[0])
+		}
+		replaced = append(replaced, r[0], r[1])
+	}
+	yaml := strings.NewReplacer(replaced...).Replace(string(src))
 	file := filepath.Join(t.TempDir(), "seed-loop.yaml")
 	os.WriteFile(file, []byte(yaml), 0o644)
 	cmd := exec.Command(bin, "experiment", file, "-o", filepath.Join(t.TempDir(), "out"), "--format", "json")
@@ -62,6 +80,14 @@ func TestExperimentSeedLoop(t *testing.T) {
 			Overhead *struct{ Levels []struct{} }
 			Soak     *struct {
 				Stages []struct{ Stability *struct{ Kind string } }
+			}
+		}
+		Levels []struct {
+			Concurrency int
+			Best        string
+			Cells       []struct {
+				Ratio *float64
+				Base  bool
 			}
 		}
 		Verdicts map[string]struct {
@@ -149,6 +175,28 @@ func TestExperimentSeedLoop(t *testing.T) {
 	if g1 < 1.5 || g32 >= g1 {
 		t.Errorf("MTP %.2f× at C=1, %.2f× at C=32: want a gain at C=1 that shrinks", g1, g32)
 	}
+	// The comparison table says the same: seed is the base, seed-mtp wins
+	// C=1 by the verdict's ratio, and at C=32 it gains less (or is ~).
+	if len(res.Levels) != 2 {
+		t.Fatalf("%d comparison levels, want 2", len(res.Levels))
+	}
+	for _, lv := range res.Levels {
+		if len(lv.Cells) != 2 || !lv.Cells[0].Base {
+			t.Errorf("C=%d: cells %+v, want seed as the base and seed-mtp", lv.Concurrency, lv.Cells)
+			continue
+		}
+		r := lv.Cells[1].Ratio
+		switch lv.Concurrency {
+		case 1:
+			if lv.Best != "seed-mtp" || r == nil || math.Abs(*r-g1) > 1e-9 {
+				t.Errorf("C=1: best %q, ratio %v: want seed-mtp at %.4f×", lv.Best, r, g1)
+			}
+		case 32:
+			if r != nil && *r >= g1 {
+				t.Errorf("C=32: seed-mtp %.2f×, not less than at C=1 (%.2f×)", *r, g1)
+			}
+		}
+	}
 	if !judged["fair"] {
 		return
 	}
@@ -171,6 +219,7 @@ func TestExperimentSeedLoop(t *testing.T) {
 // In report mode a configuration that answers wrongly is measured and
 // compared all the same, its failed check shown.
 func TestExperimentCheckReportMode(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	var yaml strings.Builder
@@ -224,6 +273,7 @@ func TestExperimentCheckReportMode(t *testing.T) {
 // configuration's and a workload's over the file's; bad keys are told with
 // the file's line before any server starts.
 func TestExperimentKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(pkgDir, "..", "workload", "testdata", "sharegpt.json")
 	head := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\n    sweep:\n      seed: 9\n      extra-body: {top_p: 0.5}\n  - name: b\n    command: [x]\n    url: http://127.0.0.1:2\n"
@@ -297,6 +347,7 @@ func TestExperimentKeys(t *testing.T) {
 // Every key of the experiment file's schema, and every flag its sweep
 // blocks take, is in tokperf help experiment by the name --config accepts.
 func TestExperimentHelpListsEveryKey(t *testing.T) {
+	t.Parallel()
 	out, _, code := runCLI(t, "help", "experiment")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -336,6 +387,8 @@ func TestExperimentHelpListsEveryKey(t *testing.T) {
 }
 
 // Every example experiment file loads and its sweeps build.
+//
+// Serial: t.Chdir.
 func TestExampleExperimentsParse(t *testing.T) {
 	root := filepath.Join(pkgDir, "..", "..")
 	t.Chdir(root)
@@ -363,6 +416,7 @@ func TestExampleExperimentsParse(t *testing.T) {
 // --config and config print take snake case as the experiment file does:
 // input_tokens is --input-tokens.
 func TestConfigSnakeCase(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(path, []byte("input_tokens: 512\nmax_stage_time: 5s\n"), 0o644)
 	out, errw, code := runCLI(t, "config", "print", "--config", path)
@@ -374,6 +428,7 @@ func TestConfigSnakeCase(t *testing.T) {
 // baseline: file: makes another tool's result file the baseline, its
 // closed-loop levels the points compared.
 func TestExperimentBaselineFile(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(pkgDir, "..", "foreign", "testdata", "guidellm-benchmarks.json")
 	yaml := "configs:\n  - name: a\n    command: [x]\n    url: http://127.0.0.1:1\nbaseline:\n  file: " + file + "\n"
 	f, err := experiment.Parse("x.yaml", []byte(yaml))

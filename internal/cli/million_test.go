@@ -77,6 +77,8 @@ func writeMillion(t *testing.T, path string) {
 // timelines and says so, and renders in Chromium in under 10 s. It writes
 // a file of about 640 MB and takes a minute: run it with
 // TOKPERF_MILLION=1 (the figures are in docs/METRICS.md).
+//
+// Serial: real time: Chromium must paint the page within 10 s.
 func TestMillionRequestHTML(t *testing.T) {
 	if os.Getenv("TOKPERF_MILLION") != "1" {
 		t.Skip("writes a 640 MB result file: TOKPERF_MILLION=1 runs it")

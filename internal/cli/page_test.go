@@ -32,6 +32,8 @@ func runTTY(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // result file it comes from, said on stderr; where there is no result file
 // to sit beside, it is refused with the redirection to use. Off a
 // terminal (a pipe, a file) stdout gets the page as before.
+//
+// Serial: t.Chdir.
 func TestPageNeverToTerminal(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -92,6 +94,7 @@ func TestPageNeverToTerminal(t *testing.T) {
 // compare takes -o like report: the whole comparison in the file, nothing
 // on stdout.
 func TestCompareOut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	writeRun(t, a, seedSetup(), map[int]float64{16: 1500}) // one level: writeRun numbers no stages

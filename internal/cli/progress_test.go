@@ -10,6 +10,7 @@ import (
 )
 
 func TestLiveMode(t *testing.T) {
+	t.Parallel()
 	file, err := os.Create(filepath.Join(t.TempDir(), "stderr.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -85,6 +86,8 @@ const outputMarker = "<!-- sweep output: go test ./internal/cli -run TestREADMEF
 // layout the report prints today: -update pastes this run's output (the
 // simulator's figures in virtual time, the file's timestamp left out), and
 // without it a table whose header the report no longer prints fails.
+//
+// Serial: t.Chdir.
 func TestREADMEFirstCommands(t *testing.T) {
 	cmds := commands(readme(t))
 	if len(cmds) < 2 || cmds[0] != "go run ./cmd/tokperf sweep" || cmds[1] != "go test ./..." {
@@ -152,6 +155,7 @@ func pastedOutput(out, file string) string {
 // line 60), and links to guides that exist (the two guides other changes
 // write may not be there yet).
 func TestREADMEShape(t *testing.T) {
+	t.Parallel()
 	text := readme(t)
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if len(lines) > 250 {
@@ -203,6 +207,7 @@ func anchor(h string) string {
 // the committed run: a renderer changed without scripts/readme-image.sh
 // --redraw fails here.
 func TestREADMEImagesCurrent(t *testing.T) {
+	t.Parallel()
 	text := readme(t)
 	run := filepath.Join(root(), "docs", "images", "example.jsonl")
 	for _, chart := range []string{"throughput", "pareto"} {
@@ -297,6 +302,7 @@ func referenceDoc(t *testing.T) string {
 
 // docs/reference.md is the help of every command as tokperf prints it now.
 func TestReferenceCurrent(t *testing.T) {
+	t.Parallel()
 	want := referenceDoc(t)
 	path := filepath.Join(root(), "docs", "reference.md")
 	if *update {
@@ -327,24 +333,51 @@ func seedExample(t *testing.T) []string {
 	return nil
 }
 
-// buildBinary builds tokperf once for the tests that run it as a process.
+// buildBinary returns the tokperf binary for the tests that run it as a
+// process. It is built once per test binary (a link is seconds on a busy
+// machine) into a directory TestMain removes.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "tokperf")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tokperf")
-	cmd.Dir = filepath.Join(pkgDir, "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// binDir holds the binary binary builds; TestMain removes it.
+var binDir string
+
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "tokperf-cli-test")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "tokperf")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tokperf")
+	cmd.Dir = root()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // The real binary, real sockets, a real signal: SIGINT keeps every finished
 // request in the file and prints the summary of what finished.
 func TestBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	out, err := exec.Command(bin, "version").Output()

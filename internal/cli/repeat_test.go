@@ -15,6 +15,7 @@ import (
 // A B A B, each repeat on a freshly started server, and folds each
 // configuration's repeats into one run with its spread across them.
 func TestExperimentRepeatsRestarted(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	var yaml strings.Builder
@@ -89,6 +90,7 @@ func regexpAll(s, pattern string) []string {
 // --repeat 3 on a sweep: the repeats as rows of their own, interleaved,
 // and a line per level with the mean and interval across them.
 func TestVirtualRepeat(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4", "--repeat", "3", "--requests", "8", "--output-tokens", "20", "-o", t.TempDir()+"/r.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)

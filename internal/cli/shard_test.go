@@ -22,6 +22,7 @@ import (
 // stdout captured together with its stderr, as kubectl logs holds them,
 // merges with shard 0's file into one run.
 func TestShardsThroughStdout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var outs, errs [2]bytes.Buffer
 	var errsOf [2]error
@@ -116,6 +117,7 @@ func TestShardsThroughStdout(t *testing.T) {
 
 // Bad sharding flags are usage errors that say what is wanted.
 func TestShardFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -143,6 +145,7 @@ func TestShardFlagErrors(t *testing.T) {
 // With --barrier and no --run-id, shards given the same flags (but their
 // --shard and -o) agree on a run id; another load is another run.
 func TestShardRunIDFromFlags(t *testing.T) {
+	t.Parallel()
 	id := func(args ...string) string {
 		fs := newFlags("sweep")
 		var f loadFlags

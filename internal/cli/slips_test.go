@@ -23,6 +23,7 @@ import (
 // tokperf help version and tokperf version --help describe the command
 // instead of calling it unknown.
 func TestHelpVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"help", "version"}, {"version", "--help"}, {"help", "--version"}} {
 		out, errw, code := runCLI(t, args...)
 		if code != 0 || !strings.HasPrefix(out, "Usage: tokperf version") || errw != "" {
@@ -33,6 +34,7 @@ func TestHelpVersion(t *testing.T) {
 
 // A misspelt --format gets the format meant, on every command that takes one.
 func TestFormatDidYouMean(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -54,6 +56,7 @@ func TestFormatDidYouMean(t *testing.T) {
 }
 
 func TestPlural(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{0: "0 requests", 1: "1 request", 2: "2 requests"} {
 		if got := plural(n, "request"); got != want {
 			t.Errorf("plural(%d) = %q, want %q", n, got, want)
@@ -63,6 +66,8 @@ func TestPlural(t *testing.T) {
 
 // One request is "1 request" everywhere a run of one request speaks: the
 // report, its warnings and the progress lines.
+//
+// Serial: t.Chdir.
 func TestOneRequestSingular(t *testing.T) {
 	t.Chdir(t.TempDir())
 	out, errw, code := runVirtual(t, "run", "-c", "1", "--requests", "1", "--warmup", "0", "--output-tokens", "8", "-o", "r.jsonl")
@@ -83,6 +88,7 @@ func TestOneRequestSingular(t *testing.T) {
 // An environment's proxy is refused as a problem of the machine (exit 1),
 // not of the command line, and the message names --proxy.
 func TestProxyRefusedExit1(t *testing.T) {
+	t.Parallel()
 	var out, errw bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, bench: bench.Env{Getenv: func(k string) string {
 		if k == "HTTP_PROXY" {
@@ -100,6 +106,7 @@ func TestProxyRefusedExit1(t *testing.T) {
 // latency is measured, and records it in the result file. The proxy and
 // the simulator are on in-memory networks, told apart by the address dialled.
 func TestProxyOnPurpose(t *testing.T) {
+	t.Parallel()
 	p, err := sim.LoadProfile("tiny")
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +195,7 @@ func TestProxyOnPurpose(t *testing.T) {
 // check takes --proxy too: the refusal's advice works on every command
 // that speaks to a server.
 func TestCheckTakesProxy(t *testing.T) {
+	t.Parallel()
 	if err := parseOnly(t, []string{"check", "--url", "http://gpu-box:8000", "--proxy", "http://proxy.test:3128"}); err != "" {
 		t.Errorf("check --proxy: %s", err)
 	}

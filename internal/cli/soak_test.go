@@ -15,6 +15,8 @@ import (
 // tokperf soak against a simulator that slows down at minute 8: the slice
 // table, the verdict with the change point and the leak, the same model
 // from the file, and the slices as CSV.
+//
+// Serial: t.Chdir.
 func TestVirtualSoak(t *testing.T) {
 	profile, _ := filepath.Abs(filepath.Join("testdata", "degrading.yaml"))
 	t.Chdir(t.TempDir())
@@ -49,6 +51,7 @@ func TestVirtualSoak(t *testing.T) {
 }
 
 func TestSoakFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -70,6 +73,7 @@ func TestSoakFlagErrors(t *testing.T) {
 // The real binary, killed with SIGKILL in the middle of a soak: every
 // slice line it wrote reads back whole, and report renders them.
 func TestBinarySoakKilled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real time: a soak of the real binary, killed after 3 slices")
 	}
@@ -132,6 +136,8 @@ func TestBinarySoakKilled(t *testing.T) {
 
 // A live sliced run prints the model its file folds into, and an open
 // loop can be sliced too.
+//
+// Serial: t.Chdir.
 func TestVirtualSlicedOpenLoopEqualsFile(t *testing.T) {
 	profile, _ := filepath.Abs(filepath.Join("testdata", "degrading.yaml"))
 	t.Chdir(t.TempDir())
@@ -150,6 +156,7 @@ func TestVirtualSlicedOpenLoopEqualsFile(t *testing.T) {
 
 // --slice on a sweep slices every level and judges each.
 func TestVirtualSlicedSweep(t *testing.T) {
+	t.Parallel()
 	profile := filepath.Join(t.TempDir(), "flat.yaml")
 	os.WriteFile(profile, []byte("name: flat\ndecode: {linear: {a_ms: 500, c_ms: 5}}\nprefill: {per_token_us: 20}\njitter: 0.05\n"), 0o644)
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", profile, "-c", "1,2", "--duration", "7m", "--slice", "1m", "--output-tokens", "10", "-o", t.TempDir()+"/s.jsonl")
@@ -175,6 +182,7 @@ func TestVirtualSlicedSweep(t *testing.T) {
 // scrapes at the moment a slice ends count in the next, so two runs in
 // virtual time give the same model.
 func TestVirtualSlicesAreDeterministic(t *testing.T) {
+	t.Parallel()
 	profile := filepath.Join(t.TempDir(), "exact.yaml")
 	os.WriteFile(profile, []byte("name: exact\ndecode: {linear: {a_ms: 100, c_ms: 0}}\nprefill: {per_token_us: 0.001}\n"), 0o644)
 	var outs []string

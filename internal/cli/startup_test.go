@@ -16,6 +16,7 @@ import (
 // links the same packages as tokperf; run again with GODEBUG=inittrace=1
 // and no test, it prints what each package's init allocated.
 func TestStartupAllocs(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	var trace bytes.Buffer

@@ -13,6 +13,7 @@ const testTrace = `{"timestamp": 0, "input_length": 40, "output_length": 5, "has
 `
 
 func TestTraceStatsCommand(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(file, []byte(testTrace), 0o644); err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestTraceStatsCommand(t *testing.T) {
 }
 
 func TestRunTrace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "t.jsonl")
 	if err := os.WriteFile(file, []byte(testTrace), 0o644); err != nil {

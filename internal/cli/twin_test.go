@@ -30,6 +30,7 @@ func twinOf(t *testing.T, out string) *analyze.Twin {
 // the estimate, the straight extension, is high, and the interval holds
 // the article's figure because it spans a step curve turning steeper.
 func TestPredictTheArticleFromItsFirstLevels(t *testing.T) {
+	t.Parallel()
 	skipTwinUnderRace(t)
 	out, errw, code := runCLI(t, "predict", "--baseline", "seed-qwen3.5-397b-8x-rtxpro6000", "--fit-levels", "1,4,16", "-c", "32", "--format", "json")
 	if code != 0 {
@@ -63,6 +64,7 @@ func TestPredictTheArticleFromItsFirstLevels(t *testing.T) {
 // Fitted to the whole table, the twin's verdict asks for C = 48 and 64
 // and quotes its prediction for both.
 func TestArticleVerdictQuotesThePrediction(t *testing.T) {
+	t.Parallel()
 	skipTwinUnderRace(t)
 	out, errw, code := runCLI(t, "predict", "--baseline", "seed-qwen3.5-397b-8x-rtxpro6000", "-c", "48,64")
 	if code != 0 {
@@ -85,6 +87,7 @@ func TestArticleVerdictQuotesThePrediction(t *testing.T) {
 // measured but the fit left out sets the two side by side; bad input
 // gets a one-line answer.
 func TestFitAndPredictCommands(t *testing.T) {
+	t.Parallel()
 	skipTwinUnderRace(t)
 	dir := t.TempDir()
 	res := filepath.Join(dir, "r.jsonl")
@@ -133,6 +136,7 @@ func TestFitAndPredictCommands(t *testing.T) {
 // it adds before running it, and the report sets each beside what it
 // measured; the file's report says the same.
 func TestUntilSaturatedChecksTheTwin(t *testing.T) {
+	t.Parallel()
 	skipTwinUnderRace(t) // and a race build makes no twin during a sweep
 	res := filepath.Join(t.TempDir(), "r.jsonl")
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "llama-3.1-8b-h100", "-c", "1,4,16", "--output-tokens", "64", "--until-saturated", "--max-concurrency", "64", "-o", res)

@@ -112,6 +112,7 @@ func assertWithheld(t *testing.T, text, js, want string) {
 // on a simulator that is not starved is judged, so the gate is what
 // withholds it.
 func TestStarvedSimulatorVerdictWithheld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := func(file string) []string {
 		return []string{"sweep", "--sim-profile", "tiny", "-c", "1,4", "--requests", "16", "--output-tokens", "32", "-o", filepath.Join(dir, file)}
@@ -203,6 +204,7 @@ func writeSweep(t *testing.T, path string, lag time.Duration, failed bool) {
 // time at C=4) carries no verdict, in text and JSON; the same file
 // without the wait is judged.
 func TestClientLagVerdictWithheld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	lagged, clean := filepath.Join(dir, "lagged.jsonl"), filepath.Join(dir, "clean.jsonl")
 	writeLagged(t, lagged, 100*time.Millisecond)
@@ -234,6 +236,7 @@ func TestClientLagVerdictWithheld(t *testing.T) {
 // A drop to 0 tok/s (every request of B failed at C=4) is a significant
 // difference in compare, not ~.
 func TestCompareDropToZeroIsSignificant(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	writeSweep(t, a, 0, false)
@@ -250,6 +253,7 @@ func TestCompareDropToZeroIsSignificant(t *testing.T) {
 // A soak on a starved simulator gives no stability verdict: the same
 // degrading profile is judged "degrading" when fed (TestVirtualSoak).
 func TestStarvedSoakNotJudged(t *testing.T) {
+	t.Parallel()
 	profile, _ := filepath.Abs(filepath.Join("testdata", "degrading.yaml"))
 	file := filepath.Join(t.TempDir(), "soak.jsonl")
 	out, errw, code := runStarved(t, 10*time.Millisecond, "soak", "--sim-profile", profile, "-c", "4", "--duration", "8m", "--output-tokens", "10", "--input-tokens", "16", "-o", file)

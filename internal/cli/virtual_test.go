@@ -34,6 +34,7 @@ func runVirtual(t *testing.T, args ...string) (stdout, stderr string, code int) 
 }
 
 func TestVirtualSweepSmoke(t *testing.T) {
+	t.Parallel()
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "tiny", "-c", "1,4", "--output-tokens", "50", "-o", t.TempDir()+"/r.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errw)

@@ -12,6 +12,7 @@ import (
 // the length the file asks for, so the header says the dataset's lengths
 // (not "up to 256") and no warning says the server ignored ignore_eos.
 func TestDatasetRunAsksTheFilesLengths(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "ds.jsonl")
 	lines := `{"prompt":"hello there how are you","max_tokens":20}

@@ -9,6 +9,7 @@ import (
 
 // Commands run without a shell unless the file says shell: true.
 func TestShellOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		c    Config
@@ -30,6 +31,8 @@ func TestShellOnlyWhenAsked(t *testing.T) {
 }
 
 // Stop ends the whole process group, children included, after the grace.
+//
+// Serial: real time: a stop within its grace and 5 s.
 func TestStopKillsTheGroup(t *testing.T) {
 	p, err := Start(Config{Name: "stubborn", Command: []string{"trap '' TERM; sleep 30 & sleep 30; wait"}, Shell: true}, t.TempDir())
 	if err != nil {
@@ -45,6 +48,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ yaml, want string }{
 		{"configs: []\n", "f.yaml:1: configs: list at least one configuration"},
 		{"configs:\n  - name: a\n    url: http://127.0.0.1:1\n", "configs[0].command: is required"},
@@ -92,6 +96,7 @@ func FuzzParse(f *testing.F) {
 // min_accuracy 0 in the file is 0 (every configuration passes the check),
 // not the default; the default applies only when the field is absent.
 func TestMinAccuracyZeroIsZero(t *testing.T) {
+	t.Parallel()
 	base := "configs:\n  - name: a\n    command: [sleep, '1']\n    url: http://127.0.0.1:1\n"
 	for _, tc := range []struct {
 		extra string

@@ -71,6 +71,7 @@ func filled(t *testing.T, run *analyze.Run, keys ...string) {
 var nan = math.NaN()
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"vllm-serve.json":                      VLLM,
 		"vllm-append.json":                     VLLM,
@@ -107,6 +108,7 @@ func TestDetect(t *testing.T) {
 // throughput, so it comes from its totals); vLLM's itl is per chunk, so it
 // fills ICL and ITL stays empty; p90 was not asked for, so it is null.
 func TestVLLM(t *testing.T) {
+	t.Parallel()
 	run := read(t, "vllm-serve.json")
 	if len(run.Stages) != 1 {
 		t.Fatalf("%d stages, want 1", len(run.Stages))
@@ -146,6 +148,7 @@ func TestVLLM(t *testing.T) {
 // vLLM with --append-result: one object per line, each a stage; the second
 // is open loop (8 req/s, no cap). Its goodput and E2E are there.
 func TestVLLMAppended(t *testing.T) {
+	t.Parallel()
 	run := read(t, "vllm-append.json")
 	if len(run.Stages) != 2 || !run.OpenLoop {
 		t.Fatalf("%d stages (open loop %v), want 2 with one open", len(run.Stages), run.OpenLoop)
@@ -164,6 +167,7 @@ func TestVLLMAppended(t *testing.T) {
 // blank), the server's own info (an SGLang server, TP 2), and concurrency =
 // Σ E2E / duration = 40 × 1 s / 10 s = 4.
 func TestSGLang(t *testing.T) {
+	t.Parallel()
 	run := read(t, "sglang-bench.jsonl")
 	if len(run.Stages) != 2 {
 		t.Fatalf("%d stages, want 2", len(run.Stages))
@@ -191,6 +195,7 @@ func TestSGLang(t *testing.T) {
 // in seconds in the file, ms here; its ITL (a per-request average,
 // token-weighted) fills TPOT, and its TPOT (first token included) nothing.
 func TestGuideLLM(t *testing.T) {
+	t.Parallel()
 	run := read(t, "guidellm-benchmarks.json")
 	if len(run.Stages) != 2 || !run.OpenLoop {
 		t.Fatalf("%d stages (open %v), want 2", len(run.Stages), run.OpenLoop)
@@ -234,6 +239,7 @@ func TestGuideLLM(t *testing.T) {
 // AIPerf's summary: its ITL is per request (tokperf's TPOT), its
 // inter-chunk latency is ICL, and 1/ITL per user is decode tok/s.
 func TestAIPerfSummary(t *testing.T) {
+	t.Parallel()
 	run := read(t, "aiperf-profile_export_aiperf.json")
 	s := run.Stages[0]
 	if s.Requests != 103 || s.OK != 100 || s.Errors[failed] != 3 || s.Concurrency != 8 {
@@ -260,6 +266,7 @@ func TestAIPerfSummary(t *testing.T) {
 // tok/s {10/1, 14/1.5, 10/0.5}; 31 gaps (9 + 13 of 100 ms, 9 of 50 ms);
 // 34 tokens over 34 chunks.
 func TestAIPerfRecords(t *testing.T) {
+	t.Parallel()
 	run := read(t, "aiperf-profile_export.jsonl")
 	s := run.Stages[0]
 	if s.Requests != 4 || s.OK != 3 || s.Errors[record.Status("ServerError")] != 1 {
@@ -280,6 +287,7 @@ func TestAIPerfRecords(t *testing.T) {
 
 // Bad input names file:line:field, never panics.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	guide, _ := os.ReadFile(filepath.Join("testdata", "guidellm-benchmarks.json"))
 	streams := bytes.Replace(guide, []byte(`"streams": 2`), []byte(`"streams": "two"`), 1)
 	line := bytes.Count(guide[:bytes.Index(guide, []byte(`"streams": 2`))], []byte("\n")) + 1
@@ -310,6 +318,7 @@ func TestErrors(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestPythonLiterals(t *testing.T) {
+	t.Parallel()
 	got := string(pythonLiterals([]byte(`{"a": Infinity, "b": -Infinity, "c": NaN, "s": "NaN Infinity \" NaN"}`)))
 	want := `{"a": "Infinity", "b": "-Infinity", "c": "NaN", "s": "NaN Infinity \" NaN"}`
 	if got != want {
@@ -319,6 +328,7 @@ func TestPythonLiterals(t *testing.T) {
 
 // Blank lists only figures a mapping can leave unset.
 func TestBlankNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"vllm-serve.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
 		run := read(t, name)
 		for _, b := range run.Source.Blank {
@@ -335,6 +345,8 @@ func TestBlankNames(t *testing.T) {
 // Files that would exhaust memory are refused with one line, without
 // being read: a link to /dev/zero, a GuideLLM report of 3 GB (sparse: it
 // costs no disk), a vLLM line longer than the line cap.
+//
+// Serial: it lowers the package's maxLine.
 func TestReadBounded(t *testing.T) {
 	dir := t.TempDir()
 	zero := filepath.Join(dir, "zero.json")

@@ -17,6 +17,7 @@ var names = []string{"tokperf", "bench-1", "a", "0", "a-", "-a", "A", "a.b", "a_
 
 // The name rules agree with the API server's (k8s.io/apimachinery).
 func TestNamesAsTheAPIServer(t *testing.T) {
+	t.Parallel()
 	for _, s := range names {
 		if mine, theirs := checkLabelName("x", s) == nil, len(content.IsDNS1123Label(s)) == 0; mine != theirs {
 			t.Errorf("DNS label %q: tokperf %v, apimachinery %v", s, mine, theirs)
@@ -36,6 +37,7 @@ func TestNamesAsTheAPIServer(t *testing.T) {
 // Every quantity tokperf accepts is one the API server parses, as the
 // same positive amount.
 func TestQuantitiesAsTheAPIServer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		q  string
 		ok bool

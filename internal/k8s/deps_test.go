@@ -10,6 +10,7 @@ import (
 // scripts/image's: the tokperf binary links none of them (k8s.io/api alone
 // would add megabytes).
 func TestBinaryLinksNoKubernetes(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("go", "list", "-deps", "./cmd/tokperf")
 	cmd.Dir = "../.."
 	out, err := cmd.Output()

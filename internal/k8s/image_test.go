@@ -30,6 +30,7 @@ import (
 // script builds tokperf for linux and fetches go-containerregistry from
 // the Go module proxy, a minute or more the first time.
 func TestImageTarball(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TOKPERF_IMAGE") != "1" && os.Getenv("TOKPERF_REQUIRE_IMAGE") != "1" {
 		t.Skip("builds the image: TOKPERF_IMAGE=1")
 	}

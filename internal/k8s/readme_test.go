@@ -61,6 +61,7 @@ func run(t *testing.T, args []string) []byte {
 // strictly into batch/v1 Jobs and pass the schema, and the kubectl lines
 // beside them name that Job and its results.
 func TestGuideJobs(t *testing.T) {
+	t.Parallel()
 	cmds, readme := guideCommands(t, "job")
 	sch := compileJobSchema(t)
 	for _, args := range cmds {
@@ -135,6 +136,7 @@ func examples(t *testing.T, claim string) {
 // The guide's tokperf k8s slurm commands print scripts bash reads, and the
 // guide reports the files they write.
 func TestGuideSlurm(t *testing.T) {
+	t.Parallel()
 	cmds, readme := guideCommands(t, "slurm")
 	for _, args := range cmds {
 		script := run(t, args)

@@ -64,6 +64,7 @@ func decode(t *testing.T, manifest []byte) *batchv1.Job {
 // back to the same document: nothing tokperf writes is lost or read as
 // something else.
 func TestManifestRoundTrips(t *testing.T) {
+	t.Parallel()
 	for name, j := range jobs {
 		t.Run(name, func(t *testing.T) {
 			m := write(t, j)
@@ -133,6 +134,7 @@ func canonicalQuantities(t *testing.T, doc any) {
 // shard all at once, none retried, no two on one node, the shard's index in
 // its arguments, guaranteed QoS, the results where they are said to go.
 func TestManifestMeaning(t *testing.T) {
+	t.Parallel()
 	for name, j := range jobs {
 		t.Run(name, func(t *testing.T) {
 			j.Fill(start)

@@ -152,6 +152,7 @@ func validate(t *testing.T, sch *jsonschema.Schema, manifest []byte) error {
 
 // Every shape of manifest passes Kubernetes' own schema of batch/v1 Job.
 func TestManifestPassesTheSchema(t *testing.T) {
+	t.Parallel()
 	sch := compileJobSchema(t)
 	if sch == nil {
 		t.Skip("no schema")
@@ -168,6 +169,7 @@ func TestManifestPassesTheSchema(t *testing.T) {
 
 // The schema check fails what the API server would refuse: it is a check.
 func TestSchemaRefusesBadManifests(t *testing.T) {
+	t.Parallel()
 	sch := compileJobSchema(t)
 	if sch == nil {
 		t.Skip("no schema")

@@ -21,6 +21,7 @@ var credentialBench = []string{"sweep", "--url", "http://gpu-1:8000/v1?key=S3CRE
 // The manifest holds no credential of the flags: each is a Secret's key,
 // given to the container as a variable that its args name.
 func TestJobCredentialsFromSecret(t *testing.T) {
+	t.Parallel()
 	j := k8s.Job{Image: "img", Shards: 2, StartAt: time.Unix(1.8e9, 0), Bench: credentialBench}
 	j.Fill(time.Unix(1.8e9, 0))
 	var out bytes.Buffer
@@ -43,6 +44,7 @@ func TestJobCredentialsFromSecret(t *testing.T) {
 // environment sbatch passes on, refuses to start without them, and the
 // benchmark gets each whole.
 func TestSlurmCredentialsFromEnvironment(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")

@@ -34,6 +34,7 @@ import (
 // cluster; .ci/run does so. Real time: the shards are processes Slurm
 // starts.
 func TestSlurmCluster(t *testing.T) {
+	t.Parallel()
 	require := os.Getenv("TOKPERF_REQUIRE_SLURM") == "1"
 	if !require && os.Getenv("TOKPERF_SLURM") != "1" {
 		t.Skip("a real Slurm cluster: TOKPERF_SLURM=1 with SLURM_CONF set (.ci/slurm.sh start)")

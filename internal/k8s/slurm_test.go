@@ -22,6 +22,7 @@ import (
 var start = time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 
 func TestSlurmScriptRuns(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
@@ -82,6 +83,7 @@ func directives(t *testing.T, script string) {
 // Expand reads args as the kubelet does: a defined $(VAR) is its value,
 // $$ is $, and anything else stays as written.
 func TestExpand(t *testing.T) {
+	t.Parallel()
 	vars := map[string]string{"I": "3"}
 	for _, tc := range []struct{ name, in, want string }{
 		{"defined", "shard-$(I).jsonl", "shard-3.jsonl"},

@@ -13,6 +13,7 @@ import (
 // gives it: the test reads the definition from the document and computes
 // the expected value from the record's timestamps by that definition.
 func TestFiguresAgainstMetrics(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "METRICS.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +74,7 @@ func TestFiguresAgainstMetrics(t *testing.T) {
 // A figure of a zero or negative span is undefined, never a division by
 // zero: the whole stream in one read, or no token at all.
 func TestFiguresUndefined(t *testing.T) {
+	t.Parallel()
 	oneRead := New(1)
 	oneRead.Sent, oneRead.OutputTokens = 0, 50
 	oneRead.AddChunk(time.Second, 1)
@@ -106,6 +108,7 @@ func second[T any](_ T, ok bool) bool { return ok }
 // counts are unknown (one each is assumed): the first chunk is taken to
 // hold the mean, so decode tokens are not overcounted.
 func TestFirstChunkFromUsage(t *testing.T) {
+	t.Parallel()
 	r := New(1)
 	r.Sent, r.OutputTokens, r.ChunkSource = 0, 150, SourceChunks
 	for k := range 50 {

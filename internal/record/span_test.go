@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecodeSpan(t *testing.T) {
+	t.Parallel()
 	rec := func(out int, chunks ...Chunk) *Record {
 		r := New(1)
 		for _, c := range chunks {

@@ -10,6 +10,7 @@ import (
 // The header says when llama.cpp was asked to reuse its prompt cache, and
 // why; off, it says nothing.
 func TestDescribeCachePrompt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, setting, want string }{
 		{"off", "", ""},
 		{"conversations", "conversations", "cache_prompt on: llama.cpp reuses its prompt cache from turn to turn"},

@@ -16,6 +16,7 @@ import (
 // The four verdicts end every experiment, in every format: one line each
 // in text, Markdown and HTML, numbers in the JSON.
 func TestExperimentVerdictsInEveryFormat(t *testing.T) {
+	t.Parallel()
 	a, b := keep(run()), keep(run())
 	for _, r := range []*analyze.Run{a, b} {
 		// The fixture's client-lag warning would withhold the verdicts
@@ -84,6 +85,7 @@ func TestExperimentVerdictsInEveryFormat(t *testing.T) {
 
 // docs/JSON.md names every field of an experiment's verdicts.
 func TestExperimentVerdictFieldsDocumented(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JSON.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +105,7 @@ func TestExperimentVerdictFieldsDocumented(t *testing.T) {
 // A repeated configuration shows the spread across its repeats, for every
 // figure, every repeat's log and its seeds.
 func TestExperimentRepeatsShown(t *testing.T) {
+	t.Parallel()
 	r := keep(run())
 	lo, hi, cv := 90.0, 110.0, 0.05
 	r.Repeats = []analyze.Repeats{{Label: "C=1", Concurrency: 1, N: 2, Figures: []analyze.RepeatFigure{

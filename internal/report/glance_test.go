@@ -12,6 +12,7 @@ import (
 // The page opens with the summary box: the verdict and the key numbers,
 // before the headline table and the first chart.
 func TestHTMLSummaryFirst(t *testing.T) {
+	t.Parallel()
 	r := run()
 	var out bytes.Buffer
 	if err := Render(&out, "html", r); err != nil {
@@ -34,6 +35,7 @@ func TestHTMLSummaryFirst(t *testing.T) {
 // Percentiles of one run differ by marker and by the label at the line's
 // end, not by dash alone; runs differ by colour and marker.
 func TestLatencyMarkersAndLabels(t *testing.T) {
+	t.Parallel()
 	a, b := run(), run()
 	a.File, b.File = "a.jsonl", "b.jsonl"
 	for _, tc := range []struct {
@@ -67,6 +69,7 @@ func TestLatencyMarkersAndLabels(t *testing.T) {
 // Every Pareto point carries its level as a label, in the SVG and in the
 // scene the png rasterizes.
 func TestParetoLabels(t *testing.T) {
+	t.Parallel()
 	a, b := run(), run()
 	a.File, b.File = "a.jsonl", "b.jsonl"
 	p := &page{runs: []named{{"a", a}, {"b", b}}}
@@ -99,6 +102,7 @@ func TestParetoLabels(t *testing.T) {
 // compare --format html is an HTML table, not Markdown in a <pre>; the
 // summary gives the aggregate ratio per level; printing shows every stage.
 func TestCompareHTMLTable(t *testing.T) {
+	t.Parallel()
 	a, b := run(), run()
 	a.File, b.File = "a.jsonl", "b.jsonl"
 	c, err := analyze.Compare([]*analyze.Run{keep(a), keep(b)}, 0, "")

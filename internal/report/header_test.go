@@ -12,6 +12,7 @@ import (
 // lengths, not the --output-tokens default, and prompt lengths that are
 // estimated as estimated.
 func TestDescribeSaysWhatWasAsked(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		setup     record.Setup
@@ -40,6 +41,7 @@ func TestDescribeSaysWhatWasAsked(t *testing.T) {
 // "0 answers asked the client to wait"; an open loop's late threshold is
 // printed beside its late count.
 func TestBackoffAndLateThresholdShown(t *testing.T) {
+	t.Parallel()
 	r := run()
 	r.Stages[0].BackoffS = 3.2
 	r.Stages[1].RetryAfter, r.Stages[1].BackoffS = 2, 4

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +71,7 @@ var tipRE = regexp.MustCompile(`data-tip="([^"]*)"`)
 // Every chart of the page is there with its axes' units, and a marker's
 // hover value and data attributes are the model's figure.
 func TestHTMLChartsAndHoverValues(t *testing.T) {
+	t.Parallel()
 	r := run()
 	var b bytes.Buffer
 	if err := Render(&b, "html", r); err != nil {
@@ -100,6 +102,7 @@ func TestHTMLChartsAndHoverValues(t *testing.T) {
 
 // The frontier holds the points no other beats on both axes.
 func TestPareto(t *testing.T) {
+	t.Parallel()
 	ps := []point{{X: 100, Y: 10}, {X: 50, Y: 50}, {X: 40, Y: 40}, {X: 10, Y: 60}, {X: 50, Y: 20}, {X: math.NaN(), Y: 100}}
 	got := pareto(ps)
 	want := []bool{true, true, false, true, false, false}
@@ -115,6 +118,7 @@ func TestPareto(t *testing.T) {
 }
 
 func TestAxisTicks(t *testing.T) {
+	t.Parallel()
 	a := newAxis([]float64{1, 4, 16, 32}, true, false)
 	if a.lo != 1 || a.hi != 32 || strings.Join(a.tickLabels, ",") != "1,2,4,8,16,32" {
 		t.Errorf("log axis %v..%v %v", a.lo, a.hi, a.tickLabels)
@@ -131,6 +135,7 @@ func TestAxisTicks(t *testing.T) {
 
 // A dash pattern cuts a line into drawn pieces of the pattern's lengths.
 func TestDashed(t *testing.T) {
+	t.Parallel()
 	got := dashed([]float64{0, 0, 10, 0, 10, 10}, "3 1")
 	if len(got) != 5 || got[0][2] != 3 || got[1][0] != 4 || got[1][2] != 7 {
 		t.Errorf("%v", got)
@@ -143,6 +148,7 @@ func TestDashed(t *testing.T) {
 
 // --chart picks one chart; an unknown name lists those there are.
 func TestPNGPick(t *testing.T) {
+	t.Parallel()
 	r := run()
 	for _, name := range []string{"", "ttft", "timeline", "timeline@C=1", "arrivals@2"} {
 		var b bytes.Buffer
@@ -169,6 +175,7 @@ func TestPNGPick(t *testing.T) {
 // Several runs share the charts: a curve each, one frontier over all; a
 // run with no GPU count is said to be plotted as one GPU.
 func TestHTMLOfSeveralRunsAndComparisons(t *testing.T) {
+	t.Parallel()
 	a, b := run(), run()
 	a.File, b.File = "a.jsonl", "b.jsonl"
 	b.Setup.GPUs = 2
@@ -241,6 +248,7 @@ func dur(ns float64) time.Duration { return time.Duration(ns) }
 // A stage with server and GPU readings over time gets their charts; an
 // open-loop run is drawn against the offered rate on a linear axis.
 func TestHTMLSeriesAndOpenLoop(t *testing.T) {
+	t.Parallel()
 	r := run()
 	kv := 0.25
 	r.Stages[1].Series = &analyze.Series{
@@ -271,6 +279,7 @@ func TestHTMLSeriesAndOpenLoop(t *testing.T) {
 // A result with nothing to draw gets an image that says so; a named chart
 // it lacks is an error.
 func TestPNGOfNothing(t *testing.T) {
+	t.Parallel()
 	empty := analyze.NewFold(record.Setup{}, "e.jsonl").Run()
 	var b bytes.Buffer
 	if err := Render(&b, "png", empty); err != nil {
@@ -295,5 +304,27 @@ func BenchmarkPNG(b *testing.B) {
 	r := run()
 	for b.Loop() {
 		Render(io.Discard, "png", r)
+	}
+}
+
+// PNG renders may run at once (a font face is not safe for concurrent use,
+// so each raster has its own): every one gives the image a lone render does.
+func TestPNGInParallel(t *testing.T) {
+	t.Parallel()
+	r := run()
+	var want bytes.Buffer
+	if err := Render(&want, "png", r); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]bytes.Buffer, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { Render(&got[i], "png", r) })
+	}
+	wg.Wait()
+	for i := range got {
+		if !bytes.Equal(got[i].Bytes(), want.Bytes()) {
+			t.Errorf("render %d of 4 at once: %d bytes, unlike the lone render's %d", i, got[i].Len(), want.Len())
+		}
 	}
 }

@@ -114,31 +114,29 @@ func dedup(s []string) []string {
 	return out
 }
 
-var faces struct {
-	once          sync.Once
-	regular, bold *opentype.Font
-	cache         map[[2]float64]font.Face
-	mu            sync.Mutex
-}
+// fonts are the Go fonts, parsed once; a parsed font may be shared.
+var fonts = sync.OnceValues(func() (regular, bold *opentype.Font) {
+	regular, _ = opentype.Parse(goregular.TTF)
+	bold, _ = opentype.Parse(gobold.TTF)
+	return regular, bold
+})
 
-func face(size float64, bold bool) font.Face {
-	faces.once.Do(func() {
-		faces.regular, _ = opentype.Parse(goregular.TTF)
-		faces.bold, _ = opentype.Parse(gobold.TTF)
-		faces.cache = map[[2]float64]font.Face{}
-	})
-	faces.mu.Lock()
-	defer faces.mu.Unlock()
+// faces are one raster's font faces by size and weight. A face keeps its
+// glyph rasterizer and is not safe for concurrent use, so each raster
+// makes its own: renders may run in parallel.
+type faces map[[2]float64]font.Face
+
+func (fs faces) face(size float64, bold bool) font.Face {
 	key := [2]float64{size, 0}
-	f := faces.regular
+	f, b := fonts()
 	if bold {
-		key[1], f = 1, faces.bold
+		key[1], f = 1, b
 	}
-	if fc, ok := faces.cache[key]; ok {
+	if fc, ok := fs[key]; ok {
 		return fc
 	}
 	fc, _ := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
-	faces.cache[key] = fc
+	fs[key] = fc
 	return fc
 }
 
@@ -156,6 +154,7 @@ func (s *scene) raster() *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, int(math.Ceil(s.w*k)), int(math.Ceil(s.h*k))))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	z := vector.NewRasterizer(0, 0) // one for every shape: it keeps its buffer
+	fs := faces{}
 	for _, sh := range s.shapes {
 		switch sh.kind {
 		case 'p':
@@ -185,7 +184,7 @@ func (s *scene) raster() *image.RGBA {
 			}
 			fillPolygon(img, z, [][]float64{poly}, parseColor(sh.fill))
 		case 't':
-			drawText(img, sh, k)
+			drawText(img, fs, sh, k)
 		}
 	}
 	return img
@@ -290,8 +289,8 @@ func fillPolygon(img *image.RGBA, z *vector.Rasterizer, polys [][]float64, c col
 
 // drawText draws a text shape at its anchor; a vertical one is drawn
 // on its own image and turned.
-func drawText(img *image.RGBA, sh shape, k float64) {
-	fc := face(sh.size*k, sh.bold)
+func drawText(img *image.RGBA, fs faces, sh shape, k float64) {
+	fc := fs.face(sh.size*k, sh.bold)
 	width := font.MeasureString(fc, sh.text).Ceil()
 	off := map[byte]int{'s': 0, 'm': width / 2, 'e': width}[sh.anchor]
 	col := image.NewUniform(parseColor(sh.fill))

@@ -61,6 +61,7 @@ func golden(t *testing.T, name, got string) {
 
 // Every format of the registry has a golden file for a run.
 func TestFormatsGolden(t *testing.T) {
+	t.Parallel()
 	r := run()
 	for _, format := range Formats() {
 		t.Run(format, func(t *testing.T) {
@@ -79,6 +80,7 @@ func TestFormatsGolden(t *testing.T) {
 
 // The JSON is the model: it decodes back into a Run with the same figures.
 func TestJSONIsTheModel(t *testing.T) {
+	t.Parallel()
 	r := run()
 	var b bytes.Buffer
 	if err := Render(&b, "json", r); err != nil {
@@ -95,6 +97,7 @@ func TestJSONIsTheModel(t *testing.T) {
 }
 
 func TestUnknownFormatAndModel(t *testing.T) {
+	t.Parallel()
 	if err := Render(&bytes.Buffer{}, "yaml", run()); err == nil || !strings.Contains(err.Error(), "csv, html, json, markdown, png, text") {
 		t.Errorf("unknown format: %v", err)
 	}
@@ -105,6 +108,7 @@ func TestUnknownFormatAndModel(t *testing.T) {
 
 // docs/JSON.md documents every schema the models write.
 func TestSchemasDocumented(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JSON.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +124,7 @@ func TestSchemasDocumented(t *testing.T) {
 // report, not left to the JSON (a server that closes connections after
 // every stream causes many).
 func TestRetriesShown(t *testing.T) {
+	t.Parallel()
 	r := run()
 	r.Stages[1].Retries = 3
 	var b bytes.Buffer
@@ -132,6 +137,7 @@ func TestRetriesShown(t *testing.T) {
 // Where visible content comes after the first token (reasoning), the text
 // report sets TTFO beside TTFT.
 func TestTTFOShown(t *testing.T) {
+	t.Parallel()
 	r := run()
 	r.Stages[0].TTFO.P50, r.Stages[0].TTFO.P99 = 250, 300
 	var b bytes.Buffer
@@ -143,6 +149,7 @@ func TestTTFOShown(t *testing.T) {
 
 // Failed requests of an overhead comparison are counted, not dropped silently.
 func TestOverheadCountsFailures(t *testing.T) {
+	t.Parallel()
 	ok := func(id int, endpoint string) record.Record {
 		r := record.New(id)
 		r.Endpoint, r.Sent, r.Status, r.OutputTokens = endpoint, 0, record.StatusOK, 3
@@ -165,6 +172,7 @@ func TestOverheadCountsFailures(t *testing.T) {
 
 // A self-test level whose simulator fell behind says so: it offered less.
 func TestSelftestSaysTheSimulatorFellBehind(t *testing.T) {
+	t.Parallel()
 	s := &analyze.Selftest{Levels: []analyze.SelftestLevel{
 		{Streams: 32, OfferedTokS: 800, SimSteps: 1000, SimLateSteps: 10},
 		{Streams: 4096, OfferedTokS: 102400, SimSteps: 1000, SimLateSteps: 300},

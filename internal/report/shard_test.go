@@ -13,6 +13,7 @@ import (
 // html, with the warnings that name a late shard and one with a skewed
 // clock; each format has a golden file.
 func TestShardsGolden(t *testing.T) {
+	t.Parallel()
 	merged := run() // its two stages stand for the merged figures
 	var facts []analyze.ShardFacts
 	var runs []*analyze.Run

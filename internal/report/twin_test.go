@@ -37,6 +37,7 @@ func shapedTwin() *analyze.Twin {
 // The twin renders in every format: text says which prediction missed,
 // csv has a row per fitted and predicted level, html draws its chart.
 func TestTwinFormats(t *testing.T) {
+	t.Parallel()
 	m := twinModel()
 	var b bytes.Buffer
 	if err := Render(&b, "text", m); err != nil {
@@ -71,6 +72,7 @@ func TestTwinFormats(t *testing.T) {
 // the step's growths and gives the figure under each; the html chart's
 // interval is the envelope.
 func TestTwinShowsTheEnvelope(t *testing.T) {
+	t.Parallel()
 	m := shapedTwin()
 	var b bytes.Buffer
 	if err := Render(&b, "text", m); err != nil {
@@ -93,6 +95,7 @@ func TestTwinShowsTheEnvelope(t *testing.T) {
 // A twin fitted to a level that was not measured validly says its
 // predictions are not judged, in text, markdown and html.
 func TestTwinWithheld(t *testing.T) {
+	t.Parallel()
 	m := twinModel()
 	m.Basis = &analyze.Basis{Stages: []string{"C=1", "C=16"}, Withheld: "C=16 was measured on a starved simulator (20.5% of its steps late); rerun on a quieter machine"}
 	want := "predictions not judged: C=16 was measured on a starved simulator"

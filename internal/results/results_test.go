@@ -62,6 +62,7 @@ func write(t *testing.T, path string, interrupted bool) {
 }
 
 func TestFormatGolden(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	write(t, path, false)
 	got, _ := os.ReadFile(path)
@@ -78,6 +79,7 @@ func TestFormatGolden(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	write(t, path, true)
 	h, recs, r, err := ReadAll(path)
@@ -93,6 +95,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestCutLastLine(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	write(t, path, false)
 	b, _ := os.ReadFile(path)
@@ -118,6 +121,7 @@ func TestCutLastLine(t *testing.T) {
 // TestBadFiles: a file that is not a whole result file is an error naming
 // the file and the line, never a reader with neither error nor header.
 func TestBadFiles(t *testing.T) {
+	t.Parallel()
 	golden, err := os.ReadFile("testdata/format.golden")
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +172,7 @@ func TestBadFiles(t *testing.T) {
 // A request line repeated is read once and counted (100,000 copies of one
 // id gave 91 million tok/s): the first of each id is kept.
 func TestDuplicateIDs(t *testing.T) {
+	t.Parallel()
 	golden, err := os.ReadFile("testdata/format.golden")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // A sliced file cut anywhere (kill -9 mid-write) keeps every slice whose
 // line was complete, and reads as truncated, not as an error.
 func TestSlicesSurviveTruncation(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "soak.jsonl")
 	w, err := Create(path, Header{Tool: "tokperf", Setup: record.Setup{Command: "soak"}})
 	if err != nil {
@@ -66,6 +67,7 @@ func TestSlicesSurviveTruncation(t *testing.T) {
 }
 
 func TestSliceLineErrors(t *testing.T) {
+	t.Parallel()
 	head := `{"type":"header","format":"tokperf-results/1"}` + "\n"
 	for _, tc := range []struct{ line, want string }{
 		{`{"type":"slice","slice":-1}`, "f.jsonl line 2: slice: -1 is negative"},

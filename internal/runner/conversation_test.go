@@ -42,6 +42,7 @@ func (e echo) Do(_ context.Context, clock record.Clock, req record.Request, rec 
 // apart (and scheduled after it, so the client queue stays empty), each
 // built from the answers before it; -c counts conversations in flight.
 func TestConversationsTurnByTurn(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		src := &talks{}
 		r := &Runner{Backend: echo{10 * time.Millisecond}, Conversations: src, Clock: record.NewClock()}
@@ -81,6 +82,7 @@ func TestConversationsTurnByTurn(t *testing.T) {
 // race (in real time: goroutines started together run in any order), and
 // each is scheduled at its own offset.
 func TestArrivalsInOrder(t *testing.T) {
+	t.Parallel()
 	func() {
 		var at []time.Duration
 		for i := range 200 {

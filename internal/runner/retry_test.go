@@ -19,6 +19,7 @@ import (
 // doubling backoff alone would send 30 a slot in 30 s); each wait is
 // recorded on the request after it and lies outside its client queue.
 func TestRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
 	for _, client := range []string{"lean", "net/http"} {
 		t.Run(client, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -40,6 +40,7 @@ func refused(_ int64, rec *record.Record) {
 // with no response the stage stops, says why, and each slot backed off
 // between its attempts.
 func TestDeadServerStopsTheStage(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := &fake{d: time.Millisecond, answer: refused}
 		r := &Runner{Backend: b, Source: func(int) record.Request { return record.Request{} }, Clock: record.NewClock()}
@@ -59,6 +60,7 @@ func TestDeadServerStopsTheStage(t *testing.T) {
 // A server that answers again resets the count: failures spread among
 // answers never stop a stage.
 func TestIntermittentFailuresDoNotStop(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := &fake{d: time.Millisecond, answer: func(i int64, rec *record.Record) {
 			if i%10 == 0 {
@@ -79,6 +81,7 @@ func TestIntermittentFailuresDoNotStop(t *testing.T) {
 // tens of requests, not thousands; and a waited slot's next request is
 // scheduled after the wait, so the wait is not counted as client queue.
 func TestRateLimitedServerIsNotHammered(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := &fake{d: 100 * time.Microsecond, answer: func(_ int64, rec *record.Record) {
 			rec.FirstByte, rec.Status, rec.HTTPCode = 0, record.StatusHTTPError, 429
@@ -100,6 +103,7 @@ func TestRateLimitedServerIsNotHammered(t *testing.T) {
 // A stage with both a request count and a duration ends at whichever comes
 // first: the count on a fast server, the time on a slow one.
 func TestRequestsOrDurationWhicheverFirst(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d time.Duration // each request's time
 	}{
@@ -126,6 +130,7 @@ func TestRequestsOrDurationWhicheverFirst(t *testing.T) {
 // A Retry-After longer than the stage never holds it past its end: the
 // slot's wait is cut at the stage's duration.
 func TestRetryAfterStopsAtTheStageEnd(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := &fake{d: time.Millisecond, answer: func(_ int64, rec *record.Record) {
 			rec.FirstByte, rec.Status, rec.HTTPCode, rec.RetryAfter = 0, record.StatusHTTPError, 503, time.Minute
@@ -141,6 +146,8 @@ func TestRetryAfterStopsAtTheStageEnd(t *testing.T) {
 
 // A stage of few streams holds little: the queue of records for the sink
 // is as long as the concurrency needs, not 4096 records (1.7 MB) always.
+//
+// Serial: it reads the process's allocations.
 func TestSmallStageAllocatesLittle(t *testing.T) {
 	b := &fake{answer: func(int64, *record.Record) {}}
 	r := &Runner{Backend: b, Source: func(int) record.Request { return record.Request{} }, Clock: record.NewClock(), Sink: func(record.Record) {}}

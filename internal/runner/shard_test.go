@@ -19,6 +19,7 @@ func ok(_ int64, rec *record.Record) { rec.Status = record.StatusOK }
 // warm-up and before the first measured request; its error ends the
 // stage there.
 func TestShardIDsAndGate(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var asked, ids []int

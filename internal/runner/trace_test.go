@@ -19,6 +19,8 @@ import (
 // timestamps, request i at line i's. The margins are for a busy machine:
 // the median send within 2 ms of its schedule, nine in ten within 25 ms
 // (the virtual-time replay in internal/bench holds every send to 2 ms).
+//
+// Serial: real time: sends within milliseconds of a trace's schedule.
 func TestTraceRealTime(t *testing.T) {
 	var b strings.Builder
 	for i := range 100 {

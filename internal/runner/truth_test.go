@@ -86,6 +86,7 @@ func (r result) truthOf(t *testing.T, rec record.Record) sim.TraceRequest {
 	return tr
 }
 
+// Serial: real time: the client's timings against the simulator's, within its scheduling noise.
 func TestMeasurementsMatchGroundTruth(t *testing.T) {
 	for _, tc := range []struct {
 		endpoint string
@@ -162,6 +163,7 @@ func truthProblems(t *testing.T, res result) []string {
 	return problems
 }
 
+// Serial: real time: the client's gaps against the simulator's, within 5%.
 func TestSeveralTokensPerChunk(t *testing.T) {
 	for _, endpoint := range []string{"completions", "generate:sglang", "generate:llamacpp"} {
 		t.Run(endpoint, func(t *testing.T) {
@@ -206,6 +208,7 @@ func warningChecks(ws []analyze.Warning) string {
 }
 
 func TestServerWithoutUsageIsFlagged(t *testing.T) {
+	t.Parallel()
 	res := measure(t, profile(t, "wire: {omit_usage: true}\n"), "completions", 4, 8, 50, true)
 	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Asked{OutputTokens: 50, IgnoreEOS: true})
 	if !strings.Contains(warningChecks(ws), "token_source") {
@@ -217,6 +220,7 @@ func TestServerWithoutUsageIsFlagged(t *testing.T) {
 }
 
 func TestShortOutputIsFlagged(t *testing.T) {
+	t.Parallel()
 	p := profile(t, "eos_probability: 0.05\nwire: {ignore_ignore_eos: true}\n")
 	res := measure(t, p, "completions", 4, 8, 100, true)
 	ws := analyze.Warnings([]summary.Stage{res.stage}, analyze.Asked{OutputTokens: 100, IgnoreEOS: true})
@@ -232,6 +236,7 @@ func TestShortOutputIsFlagged(t *testing.T) {
 }
 
 func TestFaultsBecomeStatuses(t *testing.T) {
+	t.Parallel()
 	// Timeouts with room for a loaded machine: only the stall (30 s) may
 	// reach one, and it must, long before the stall ends.
 	for _, tc := range []struct {
@@ -271,6 +276,7 @@ func TestFaultsBecomeStatuses(t *testing.T) {
 
 // Over HTTP/2 cleartext the measurements match the truth as over HTTP/1.1.
 func TestHTTP2(t *testing.T) {
+	t.Parallel()
 	p := profile(t, "eos_probability: 0.01\n")
 	srv, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestArrivals(t *testing.T) {
+	t.Parallel()
 	c := Arrivals(Constant, 4, 5, 0, 1)
 	for i, at := range c {
 		if want := time.Duration(i) * 250 * time.Millisecond; at != want {
@@ -30,6 +31,7 @@ func TestArrivals(t *testing.T) {
 // With both a count and a duration the arrivals end at whichever comes
 // first; with neither there are none (not an endless schedule).
 func TestArrivalsWhicheverFirst(t *testing.T) {
+	t.Parallel()
 	if got := len(Arrivals(Constant, 10, 100, 2*time.Second, 1)); got != 20 {
 		t.Errorf("100 arrivals at 10/s within 2 s: %d, want 20", got)
 	}

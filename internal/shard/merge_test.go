@@ -93,6 +93,7 @@ func fakeRecords(rng *rand.Rand, i, count, n int, begin time.Duration) []record.
 // exactly, and aggregate throughput is the output tokens over the union
 // of the shards' windows once their clocks are placed on the server's.
 func TestMergedPercentilesAreTheConcatenatedRecords(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	planned := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 	shards := []fakeShard{
@@ -165,6 +166,7 @@ func abs(x float64) float64 { return max(x, -x) }
 // are named in the merged report; shards missing or given twice are
 // errors naming them.
 func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	planned := time.Date(2026, 12, 1, 17, 0, 0, 0, time.UTC)
 	shards := []fakeShard{

@@ -22,6 +22,7 @@ import (
 // the first shards taking one more; a rate splits evenly, each shard a
 // stream of its own; a trace by request, k to shard k mod N.
 func TestShardSplit(t *testing.T) {
+	t.Parallel()
 	var conc, reqs []int
 	idle := 0
 	for i := range 4 {
@@ -85,6 +86,7 @@ func dateServer(t *testing.T, date func() time.Time) *http.Client {
 // gives none, saying why; nor does one that refreshes a cached Date on a
 // timer of its own (uvicorn, under vLLM and SGLang), whose edges lag.
 func TestClockOffsetFromDateHeaders(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		skew := 1300 * time.Millisecond
 		off := ClockOffset(context.Background(), dateServer(t, func() time.Time { return time.Now().Add(skew) }), "http://clock/")
@@ -130,6 +132,8 @@ func TestClockOffsetFromDateHeaders(t *testing.T) {
 
 // An HTTP server's own Date over loopback in real time: the estimate of
 // its clock (this machine's) is 0 within its uncertainty.
+//
+// Serial: real time: a clock offset within a probe's round trip.
 func TestClockOffsetLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2.5 s of real time")
@@ -151,6 +155,7 @@ func TestClockOffsetLoopback(t *testing.T) {
 
 // A shard whose barrier never fills fails with the missing shards named.
 func TestBarrierNamesMissingShards(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
 		b := &Barrier{shard: &Config{Index: 0, Count: 3, RunID: "x", Barrier: dir, BarrierTimeout: time.Minute}, now: time.Now}

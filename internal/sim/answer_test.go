@@ -8,6 +8,7 @@ import (
 )
 
 func TestAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		prompt, right, wrong string
 	}{

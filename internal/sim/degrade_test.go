@@ -37,6 +37,7 @@ func decodeTime(t *testing.T, e *Engine, n int) time.Duration {
 }
 
 func TestDegradeStepTime(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		d     Degrade
@@ -68,6 +69,7 @@ func TestDegradeStepTime(t *testing.T) {
 
 // A pause of 200 ms every 10 s holds back the step due inside it.
 func TestDegradeStalls(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -84,6 +86,7 @@ func TestDegradeStalls(t *testing.T) {
 
 // A leaking pool first lets two requests run together, then one.
 func TestDegradeKVLeak(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -109,6 +112,7 @@ func TestDegradeKVLeak(t *testing.T) {
 }
 
 func TestDegradeResidentMemory(t *testing.T) {
+	t.Parallel()
 	read := func(t *testing.T, c *http.Client) (float64, bool) {
 		_, _, m := do(t, c, "GET", "/metrics", "")
 		for _, line := range strings.Split(string(m), "\n") {
@@ -138,6 +142,7 @@ func TestDegradeResidentMemory(t *testing.T) {
 }
 
 func TestDegradeProfileErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ yaml, want string }{
 		{"degrade: {step_growth_pct_per_h: -1}", "degrade.step_growth_pct_per_h: must be a finite number"},
 		{"degrade: {step_growth_pct_per_h: 1, step_growth_pct_per_min: 1}", "not both"},

@@ -12,6 +12,7 @@ import (
 // for a slot, not the request's overhead), decode time covers the n−1 steps
 // after the first token, and the total is the whole request.
 func TestServerTimingsMatchRealServers(t *testing.T) {
+	t.Parallel()
 	const n = 9
 	step := time.Millisecond // tiny's decode step
 	for _, tc := range []struct {

@@ -65,6 +65,7 @@ func mean(xs []float64) float64 {
 }
 
 func TestSeedProfileDecodeSpeed(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "seed")
 	want := map[int]float64{1: 176.2, 4: 159.4, 16: 120.3, 32: 81.2}
 	prevAgg := 0.0
@@ -83,6 +84,7 @@ func TestSeedProfileDecodeSpeed(t *testing.T) {
 }
 
 func TestSeedMTPGainShrinksWithBatch(t *testing.T) {
+	t.Parallel()
 	base, mtp := mustProfile(t, "seed"), mustProfile(t, "seed-mtp")
 	gain := func(b int) float64 {
 		return mean(decodeRates(t, mtp, b, 128, 1000)) / mean(decodeRates(t, base, b, 128, 1000))
@@ -110,6 +112,7 @@ func drain(st *Stream) []Event {
 }
 
 func TestQueueWhenFullAndCancelFreesSlot(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "tiny")
 	p.MaxRunning = 2
 	synctest.Test(t, func(t *testing.T) {
@@ -148,6 +151,7 @@ func TestQueueWhenFullAndCancelFreesSlot(t *testing.T) {
 }
 
 func TestSpeculativeChunksCarrySeveralTokens(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "seed-mtp")
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

@@ -14,6 +14,7 @@ import (
 // close_after_stream ends the connection after each streamed response, as
 // llama-server does; without it the connection stays open for the next.
 func TestCloseAfterStream(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ closes, silent bool }{{false, false}, {true, false}, {true, true}} {
 		closes := tc.closes
 		t.Run(fmt.Sprintf("close_after_stream=%v,silent_close=%v", closes, tc.silent), func(t *testing.T) {
@@ -38,6 +39,7 @@ func TestCloseAfterStream(t *testing.T) {
 // metrics_at_end moves the token counters only when a request ends, with
 // all its tokens; otherwise they move every step.
 func TestMetricsAtEnd(t *testing.T) {
+	t.Parallel()
 	for _, atEnd := range []bool{false, true} {
 		t.Run(fmt.Sprint("metrics_at_end=", atEnd), func(t *testing.T) {
 			p := mustProfile(t, "tiny")

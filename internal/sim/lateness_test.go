@@ -15,6 +15,7 @@ import (
 // A starved engine (each step's wake-up 5 ms late, as on a machine whose
 // cores are busy) counts every step late; a healthy one counts none.
 func TestLatenessCountsStarvedSteps(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		stall time.Duration
@@ -57,6 +58,7 @@ func TestLatenessCountsStarvedSteps(t *testing.T) {
 // The lateness reaches /metrics, the trace answer, each traced request and
 // Server.Lateness.
 func TestLatenessReported(t *testing.T) {
+	t.Parallel()
 	starve := func(s *Server) { s.eng.stall = func() { time.Sleep(10 * time.Millisecond) } }
 	serveVirtualWith(t, mustProfile(t, "tiny"), Options{}, starve, func(c *http.Client, s *Server) {
 		do(t, c, "POST", "/v1/completions", `{"prompt":"a b","max_tokens":5,"ignore_eos":true,"stream":true}`)
@@ -89,6 +91,8 @@ func TestLatenessReported(t *testing.T) {
 // The same in real time, through HTTP: a step loop that sleeps 20 ms a
 // step on 1 ms steps can only be late (a sleep never ends early), so every
 // step counts, however busy the machine running the test is.
+//
+// Serial: real time: steps starved on a real clock.
 func TestLatenessRealTime(t *testing.T) {
 	const stall = 20 * time.Millisecond
 	srv := New(mustProfile(t, "tiny"), Options{})

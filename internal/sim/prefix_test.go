@@ -31,6 +31,7 @@ func cachedProfile(t *testing.T, engine string) *Profile {
 // first word hits nothing (the block hashes are chained); one that shares
 // its first 100 words hits their 6 whole blocks.
 func TestPrefixCacheSkipsCachedPrefill(t *testing.T) {
+	t.Parallel()
 	p := cachedProfile(t, "vllm")
 	a := words("a", 200)
 	serveVirtual(t, p, func(c *http.Client, s *Server) {
@@ -76,6 +77,7 @@ func TestPrefixCacheSkipsCachedPrefill(t *testing.T) {
 // SGLang reports the hit in meta_info.cached_tokens and cache_hit_rate;
 // llama.cpp in cache_n, leaving the cached tokens out of prompt_n.
 func TestPrefixCacheNativeReports(t *testing.T) {
+	t.Parallel()
 	prompt := words("a", 200)
 	t.Run("sglang", func(t *testing.T) {
 		serveVirtual(t, cachedProfile(t, "sglang"), func(c *http.Client, _ *Server) {
@@ -117,6 +119,7 @@ func TestPrefixCacheNativeReports(t *testing.T) {
 
 // The cache keeps what fits in its budget, least recently used out first.
 func TestPrefixCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
 	p := cachedProfile(t, "vllm")
 	p.PrefixCacheTokens = 32 // one 40-word prompt's two blocks
 	a, b := words("a", 40), words("b", 40)
@@ -135,6 +138,7 @@ func TestPrefixCacheEvictsLeastRecentlyUsed(t *testing.T) {
 }
 
 func TestBlockHashesChain(t *testing.T) {
+	t.Parallel()
 	keys := func(text string) []uint64 { return (&Server{}).textKeys(nil, text) }
 	x := blockHashes(keys(words("a", 40)), 16)
 	y := blockHashes(keys("z "+words("a", 40)[3:]), 16)

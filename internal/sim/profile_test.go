@@ -11,6 +11,7 @@ import (
 // The options added to profiles are off by default and checked with the
 // file, line and field named.
 func TestProfileOptionErrors(t *testing.T) {
+	t.Parallel()
 	const base = "name: t\ndecode:\n  linear: {a_ms: 1, c_ms: 0}\nprefill:\n  per_token_us: 1\n"
 	for _, tc := range []struct {
 		name, yaml, want string
@@ -52,6 +53,7 @@ func TestProfileOptionErrors(t *testing.T) {
 // README.md documents every wire option and the prefix cache's, and its
 // example profile parses.
 func TestReadmeListsTheOptions(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +87,7 @@ func TestReadmeListsTheOptions(t *testing.T) {
 // "*", an unknown route still 404s and the identity routes still answer,
 // while a generation route gets the fault.
 func TestFaultsLeaveOtherRoutesAlone(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "tiny")
 	p.Faults = map[string]Fault{"*": {HTTP500: 1}}
 	serveVirtual(t, p, func(c *http.Client, s *Server) {

@@ -18,6 +18,7 @@ import (
 // The official OpenAI SDK talks to the simulator: streaming chat with usage,
 // a plain completion, and the model list.
 func TestOfficialOpenAISDK(t *testing.T) {
+	t.Parallel()
 	_, url, stop, err := Start(t.Context(), mustProfile(t, "tiny"), "127.0.0.1:0", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,7 @@ func TestOfficialOpenAISDK(t *testing.T) {
 // The SDK accumulates the simulator's streamed tool call into one call
 // with the tool's name and arguments that parse.
 func TestOfficialOpenAISDKToolCall(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "tiny")
 	p.Wire.ToolCalls = true
 	_, url, stop, err := Start(t.Context(), p, "127.0.0.1:0", Options{})

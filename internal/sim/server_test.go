@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoadingThenReadyAndTrace(t *testing.T) {
+	t.Parallel()
 	p := mustProfile(t, "tiny")
 	p.LoadS = 2
 	serveVirtual(t, p, func(c *http.Client, s *Server) {

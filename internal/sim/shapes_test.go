@@ -91,6 +91,7 @@ func specTiny(t *testing.T) *Profile {
 // With usage_at_end, continuous_usage_stats is ignored: the chunks, several
 // tokens each under speculation, carry no usage; the final chunk does.
 func TestUsageAtEnd(t *testing.T) {
+	t.Parallel()
 	for _, atEnd := range []bool{false, true} {
 		t.Run(fmt.Sprint("usage_at_end=", atEnd), func(t *testing.T) {
 			p := specTiny(t)
@@ -127,6 +128,7 @@ func TestUsageAtEnd(t *testing.T) {
 // events_per_write: 3 puts three events in each write (one HTTP chunk), the
 // trace shows them leaving together, and the last goes at once.
 func TestEventsPerWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		per  int
 		want []int // data: events per write
@@ -166,6 +168,7 @@ func TestEventsPerWrite(t *testing.T) {
 // omit_usage: no usage object on the OpenAI routes even when asked, no
 // details on TGI's stream unless asked, no token ids from llama.cpp.
 func TestOmitUsageEverywhere(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, engine, path, body string
 		absent, present          string // a key path never / somewhere in the answer
@@ -200,6 +203,7 @@ func TestOmitUsageEverywhere(t *testing.T) {
 // A chat request that offers tools is answered with a call of a tool when
 // the profile says tool_calls: true; the arguments' fragments join into JSON.
 func TestToolCalls(t *testing.T) {
+	t.Parallel()
 	const tools = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{}}},{"type":"function","function":{"name":"other"}}]`
 	for _, tc := range []struct {
 		name    string

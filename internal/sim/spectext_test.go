@@ -14,6 +14,7 @@ import (
 )
 
 func TestRepetition(t *testing.T) {
+	t.Parallel()
 	loop := strings.Repeat("a b c d ", 50)
 	prose := "The quick brown fox jumps over the lazy dog while a small bird sings in the old oak tree near the river bank"
 	if r := Repetition(loop); r < 0.95 {
@@ -34,6 +35,7 @@ func TestRepetition(t *testing.T) {
 // With acceptance_repetitive a prompt that repeats itself is accepted
 // more: its chunks carry more tokens, as τ(α) says, than varied text's.
 func TestSpeculationDependsOnTheText(t *testing.T) {
+	t.Parallel()
 	p, err := ParseProfile("s.yaml", []byte(`name: s
 engine: vllm
 model: s

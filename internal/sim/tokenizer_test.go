@@ -18,6 +18,7 @@ func (runes) Count(s string) int { return utf8.RuneCountInString(s) }
 // With a tokenizer the simulator counts prompts as it does, in usage and in
 // the prefill it models, on every route.
 func TestTokenizerCountsPrompts(t *testing.T) {
+	t.Parallel()
 	serveVirtualWith(t, mustProfile(t, "tiny"), Options{Tokenizer: runes{}}, nil, func(c *http.Client, s *Server) {
 		for _, tc := range []struct{ route, body string }{
 			{"/v1/completions", `{"prompt":"abc de","max_tokens":2}`},
@@ -45,6 +46,7 @@ func TestTokenizerCountsPrompts(t *testing.T) {
 // tokenizer counts as the tokens it reports, so a client counting with it
 // agrees with the server's usage.
 func TestOutputCountsByTheTokenizer(t *testing.T) {
+	t.Parallel()
 	tok, err := tokenizer.Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,7 @@ func realTokenizer(t *testing.T, name string) tokenizer.Tokenizer {
 // the reference implementation's ids, and a completion's usage counts as
 // many prompt tokens.
 func TestServedTokensAreTheTokenizers(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"o200k_base", "qwen3", "llama3"} {
 		t.Run(name, func(t *testing.T) {
 			tok := realTokenizer(t, name)
@@ -163,6 +164,7 @@ func prose(t *testing.T, from, n int) string {
 // of the ids they share by the tokenizer (not of their words), and
 // /metrics's hit rate is the hits over the prompts' tokens.
 func TestPrefixCacheCountsTokens(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"o200k_base", "qwen3", "llama3"} {
 		t.Run(name, func(t *testing.T) { prefixCacheCountsTokens(t, name) })
 	}
@@ -208,6 +210,7 @@ func prefixCacheCountsTokens(t *testing.T, name string) {
 // and SGLang: the blocks of the first turn's prompt followed by its reply,
 // in the chat template's tokens, whether they are words or a tokenizer's.
 func TestRepliesAreCached(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"words", "o200k_base"} {
 		t.Run(name, func(t *testing.T) {
 			opt := Options{}
@@ -259,6 +262,7 @@ func TestRepliesAreCached(t *testing.T) {
 // TGI's and Ollama's streams write one piece a token; with a tokenizer the
 // pieces are the words drawn for it, so they join into the text sent.
 func TestTokenPiecesWithATokenizer(t *testing.T) {
+	t.Parallel()
 	tok := realTokenizer(t, "o200k_base")
 	for _, tc := range []struct{ engine, route, body, piece, whole string }{
 		{"tgi", "/generate_stream", `{"inputs":"a b","parameters":{"max_new_tokens":30}}`, "token.text", "generated_text"},

@@ -11,6 +11,7 @@ import (
 // The trace keeps the last TraceLimit requests and counts the rest, so its
 // memory is bounded by the limit, not by the length of the run.
 func TestTraceRingKeepsTheLastRequests(t *testing.T) {
+	t.Parallel()
 	const limit, sent = 4, 11
 	serveVirtualWith(t, mustProfile(t, "tiny"), Options{TraceLimit: limit}, nil, func(c *http.Client, s *Server) {
 		for i := range sent {
@@ -62,6 +63,7 @@ func TestTraceRingKeepsTheLastRequests(t *testing.T) {
 // outputs drop the oldest requests first, so memory is flat within a few
 // requests' worth of chunks, not only once TraceLimit requests are kept.
 func TestTraceChunkBudget(t *testing.T) {
+	t.Parallel()
 	const budget, sent = 20, 12
 	serveVirtualWith(t, mustProfile(t, "tiny"), Options{TraceChunks: budget}, nil, func(c *http.Client, s *Server) {
 		for i := range sent {

@@ -118,6 +118,7 @@ func withEngine(t *testing.T, engine string) *Profile {
 }
 
 func TestWireGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range wireCases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []byte
@@ -202,6 +203,7 @@ func sortedKeys(m map[string]bool) []string {
 // The simulator's streams have the shape of the real servers' captures: it
 // sends no field the real server does not, and every field a client reads.
 func TestWireShapeMatchesRealCaptures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		capture, engine, path, body string
 		needed                      []string // fields a client relies on

@@ -13,6 +13,7 @@ import (
 // noises and lengths. Against a straight line alone the bend passed for a
 // staircase in 18 of these 320 runs.
 func TestSmoothDriftIsADrift(t *testing.T) {
+	t.Parallel()
 	runs, stepped := 0, 0
 	for _, rate := range []float64{0.2, 0.5, 1, 2} { // % a minute
 		for _, rel := range []float64{0.01, 0.03} {
@@ -40,6 +41,7 @@ func TestSmoothDriftIsADrift(t *testing.T) {
 // A throughput falling 5% a minute reads per minute, as the data move;
 // the trend is the truth's within its interval.
 func TestFastDriftReadsPerMinute(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 3))
 	at := minutes(30 * time.Minute)
 	y := series(at, rng, 0.01, func(h float64) float64 { return 1000 * (1 - 0.05*60*h/2) }) // −2.5% of the start a minute
@@ -58,6 +60,7 @@ func TestFastDriftReadsPerMinute(t *testing.T) {
 // A change point is printed at its time, to the second: a shift at 1m30s
 // in slices of 30 s is not "minute 2".
 func TestChangePointAtItsTime(t *testing.T) {
+	t.Parallel()
 	var at []time.Duration
 	var y []float64
 	for i := range 40 {
@@ -75,6 +78,7 @@ func TestChangePointAtItsTime(t *testing.T) {
 }
 
 func TestAt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d    time.Duration
 		want string
@@ -93,6 +97,7 @@ func TestAt(t *testing.T) {
 // What was not read is said, not left out: a soak with no memory figure
 // must not read as one without a leak.
 func TestUnreadIsSaid(t *testing.T) {
+	t.Parallel()
 	at := minutes(20 * time.Minute)
 	y := make([]float64, len(at))
 	for i := range y {

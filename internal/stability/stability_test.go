@@ -39,6 +39,7 @@ func find(t *testing.T, v Verdict, field string) Figure {
 }
 
 func TestTheilSenIgnoresOutliers(t *testing.T) {
+	t.Parallel()
 	x := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	y := []float64{1, 3, 5, 7, 100, 11, 13, 15, -50, 19}
 	tr := TheilSen(x, y)
@@ -51,6 +52,7 @@ func TestTheilSenIgnoresOutliers(t *testing.T) {
 }
 
 func TestDriftFound(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	at := minutes(2 * time.Hour)
 	v := Judge(Input{Slice: time.Minute, At: at, Warmup: -1, Series: []Series{
@@ -75,6 +77,7 @@ func TestDriftFound(t *testing.T) {
 }
 
 func TestShiftLocated(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(10) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		at := minutes(90 * time.Minute)
@@ -100,6 +103,7 @@ func TestShiftLocated(t *testing.T) {
 }
 
 func TestMemoryGrowth(t *testing.T) {
+	t.Parallel()
 	at := minutes(2 * time.Hour)
 	rng := rand.New(rand.NewPCG(5, 5))
 	leak := series(at, rng, 0.001, func(h float64) float64 { return 4e9 + 1e9*h })
@@ -120,6 +124,7 @@ func TestMemoryGrowth(t *testing.T) {
 // Steady series, Gaussian and heavy-tailed (a p99 of a few dozen
 // requests), are called stable at least 95% of the time.
 func TestSteadyRunsAreStable(t *testing.T) {
+	t.Parallel()
 	const runs = 400
 	alarms := 0
 	byField := map[string]int{}
@@ -156,6 +161,7 @@ func TestSteadyRunsAreStable(t *testing.T) {
 }
 
 func TestTooShort(t *testing.T) {
+	t.Parallel()
 	at := minutes(5 * time.Minute)
 	v := Judge(Input{Slice: time.Minute, At: at, Warmup: -1, Series: []Series{{Name: "aggregate", Field: "aggregate_tok_s", Unit: TokS, Values: []float64{1, 2, 3, 4, 5}}}})
 	if v.Kind != "too_short" || !strings.Contains(v.Text, "4 measured slices (1 warm-up slice left out)") {
@@ -164,6 +170,7 @@ func TestTooShort(t *testing.T) {
 }
 
 func TestShortSlicesLeftOut(t *testing.T) {
+	t.Parallel()
 	at := minutes(20 * time.Minute)
 	lens := make([]time.Duration, len(at))
 	y := make([]float64, len(at))

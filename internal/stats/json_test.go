@@ -9,6 +9,7 @@ import (
 // A figure a summary read from elsewhere lacks is null, the rest as they are;
 // an empty sample stays all zeros with n 0.
 func TestDistJSONBlanks(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		d    Dist

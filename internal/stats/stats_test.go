@@ -7,6 +7,7 @@ import (
 )
 
 func TestNearestRank(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		n    int
@@ -30,6 +31,7 @@ func TestNearestRank(t *testing.T) {
 
 // The weighted form must equal the plain form over the expanded sample.
 func TestWeightedMatchesExpanded(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 50 {
 		var ws []Weighted
@@ -49,6 +51,7 @@ func TestWeightedMatchesExpanded(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
+	t.Parallel()
 	if d := Describe(nil); d.N != 0 || !math.IsNaN(d.P50) {
 		t.Errorf("Describe(nil) = %+v", d)
 	}
@@ -68,6 +71,7 @@ func BenchmarkDescribe1M(b *testing.B) {
 }
 
 func TestT975(t *testing.T) {
+	t.Parallel()
 	// Published values of Student's t, 97.5% quantile.
 	for df, want := range map[float64]float64{3: 3.182, 5: 2.571, 10: 2.228, 30: 2.042, 120: 1.980} {
 		if got := t975(df); math.Abs(got/want-1) > 0.005 {
@@ -77,6 +81,7 @@ func TestT975(t *testing.T) {
 }
 
 func TestMeanDiff(t *testing.T) {
+	t.Parallel()
 	a := []float64{10, 11, 9, 10, 10}
 	b := []float64{15, 16, 14, 15, 15}
 	d, h := MeanDiff(a, b)
@@ -90,6 +95,7 @@ func TestMeanDiff(t *testing.T) {
 }
 
 func TestMannWhitney(t *testing.T) {
+	t.Parallel()
 	// Fully separated samples of 8: U = 64, exact two-sided p = 2/C(16,8) = 0.00016.
 	a := []float64{1, 2, 3, 4, 5, 6, 7, 8}
 	b := []float64{11, 12, 13, 14, 15, 16, 17, 18}
@@ -113,6 +119,7 @@ func TestMannWhitney(t *testing.T) {
 }
 
 func TestRatioCI(t *testing.T) {
+	t.Parallel()
 	var a, b [][2]float64
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 50 {
@@ -130,6 +137,7 @@ func TestRatioCI(t *testing.T) {
 }
 
 func TestMeanCI(t *testing.T) {
+	t.Parallel()
 	mean, half, cv := MeanCI([]float64{9, 10, 11, 10, 10})
 	// s = √(2/4) = 0.7071; t(4) = 2.776; half = 2.776 · 0.7071 / √5.
 	if mean != 10 || math.Abs(half-2.776*math.Sqrt(0.5)/math.Sqrt(5)) > 1e-9 || math.Abs(cv-math.Sqrt(0.5)/10) > 1e-12 {

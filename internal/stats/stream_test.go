@@ -11,6 +11,8 @@ import (
 // DescribeEach finds the same percentiles as sorting the whole sample,
 // whether it holds the sample (small) or streams it (large, and every
 // size with smallSample 0).
+//
+// Serial: it sets the package's smallSample.
 func TestDescribeEachMatchesSorting(t *testing.T) {
 	for _, small := range []int{smallSample, 0} {
 		t.Run(fmt.Sprintf("smallSample=%d", small), func(t *testing.T) {
@@ -61,6 +63,7 @@ func testDescribeEachMatchesSorting(t *testing.T) {
 func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
 func TestDescribeEachEmpty(t *testing.T) {
+	t.Parallel()
 	d := DescribeEach(func(func(float64, int)) {})
 	if d.N != 0 || !math.IsNaN(d.P50) {
 		t.Errorf("empty: %+v", d)
@@ -104,6 +107,8 @@ func BenchmarkDescribeEachStage(b *testing.B) {
 
 // A stage's worth of gaps is held and sorted, not streamed through 2 MB of
 // histograms: a short stage's figures cost it little.
+//
+// Serial: it reads the process's allocations.
 func TestDescribeEachSmallHoldsLittle(t *testing.T) {
 	xs := make([]float64, 20000)
 	for i := range xs {

@@ -58,6 +58,7 @@ func randomStage(rng *rand.Rand, n, c int, long bool) []record.Record {
 }
 
 func TestAccKeepsEveryChunk(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	recs := randomStage(rng, 30000, 16, true) // several blocks
 	// Chunk times out of order (an edited file) and far from the start.
@@ -118,6 +119,7 @@ func firstDiff(a, b []record.Chunk) int {
 // straight from the records, the way METRICS.md words them, and holds the
 // accumulator's compact form to the same numbers.
 func TestAccAgreesWithRecords(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []int{1, 8, 64, 65} {
 		recs := randomStage(rng, 2000, c, c == 65)
@@ -198,6 +200,7 @@ func sameDist(a, b stats.Dist) bool {
 }
 
 func TestAccOneTokenChunks(t *testing.T) {
+	t.Parallel()
 	// With one token per chunk the token-weighted ITL is the ICL sample.
 	recs := []record.Record{req(0, 10*msec, 7*msec, 1, 1, 1, 1), req(0, 20*msec, 3*msec, 1, 1, 1)}
 	s := Of(recs, 2)
@@ -208,6 +211,8 @@ func TestAccOneTokenChunks(t *testing.T) {
 
 // TestAccMemory holds a stage's memory to what the figures need: far less
 // than the Records it was built from.
+//
+// Serial: it reads the process's heap.
 func TestAccMemory(t *testing.T) {
 	const n = 100_000
 	proto := req(0, 5*msec, time.Millisecond+123*time.Microsecond, make16()...)

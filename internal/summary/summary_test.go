@@ -29,6 +29,7 @@ func req(sent, ttft, gap time.Duration, tokens ...int) record.Record {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
 
 func TestFiguresByDefinition(t *testing.T) {
+	t.Parallel()
 	// One request: first chunk 1 token at 100 ms, then three chunks of 3
 	// tokens 30 ms apart: 10 tokens, decode 9 tokens in 90 ms.
 	s := Of([]record.Record{req(0, 100*msec, 30*msec, 1, 3, 3, 3)}, 1)
@@ -56,6 +57,7 @@ func TestFiguresByDefinition(t *testing.T) {
 }
 
 func TestWarmupAndErrorsExcluded(t *testing.T) {
+	t.Parallel()
 	w := req(0, 10*msec, 10*msec, 1, 1)
 	w.Warmup = true
 	bad := record.New(1)
@@ -71,6 +73,7 @@ func TestWarmupAndErrorsExcluded(t *testing.T) {
 }
 
 func TestSteadyStateExcludesDrain(t *testing.T) {
+	t.Parallel()
 	// Two requests in flight from 0 to 100 ms (one token each 10 ms), then
 	// one alone until 300 ms: the steady state is the first 100 ms only.
 	a := req(0, 10*msec, 10*msec, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1) // chunks at 10..100 ms
@@ -85,6 +88,7 @@ func TestSteadyStateExcludesDrain(t *testing.T) {
 }
 
 func TestGoodput(t *testing.T) {
+	t.Parallel()
 	fast := req(0, 10*msec, 10*msec, 1, 1, 1)  // TTFT 10 ms, TPOT 10 ms
 	slow := req(0, 300*msec, 10*msec, 1, 1, 1) // TTFT 300 ms
 	s := OfSLO([]record.Record{fast, slow}, 2, record.SLO{TTFTMs: 100})
@@ -123,6 +127,7 @@ func make100() []int {
 // The client's wait is its queue less the time spent dialling: a request
 // scheduled at 0, sent at 5 ms after a 4 ms connect waited 1 ms on the client.
 func TestClientWaitLeavesOutConnect(t *testing.T) {
+	t.Parallel()
 	a := req(5*msec, 10*msec, msec, 1, 1)
 	a.Scheduled, a.Connect = 0, 4*msec
 	b := req(20*msec, 10*msec, msec, 1, 1)
@@ -136,6 +141,7 @@ func TestClientWaitLeavesOutConnect(t *testing.T) {
 // An open-loop send is late only past LateThreshold and the timer's own
 // oversleep: with timers waking 1.1 ms late, 1.5 ms is on time, 2.5 ms late.
 func TestLateThresholdFollowsTheTimer(t *testing.T) {
+	t.Parallel()
 	rec := func(lateBy time.Duration) record.Record {
 		r := req(10*msec+lateBy, msec, msec, 1, 1)
 		r.Scheduled, r.Rate = 10*msec, 5

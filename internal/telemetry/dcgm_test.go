@@ -40,6 +40,7 @@ DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-bbbb",device="nvidia1",modelName="NVID
 `
 
 func TestParseDCGM(t *testing.T) {
+	t.Parallel()
 	got, err := telemetry.ParseDCGM(strings.NewReader(dcgmPage))
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func FuzzParseDCGM(f *testing.F) {
 // energy the simulator knows it drew: Σ power × the stage's window, and
 // per token that over the tokens its trace says it sent.
 func TestDCGMEnergyAgainstSimulatorTruth(t *testing.T) {
+	t.Parallel()
 	p, err := sim.ParseProfile("dcgm.yaml", []byte(`name: dcgm
 engine: vllm
 model: m

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	in := `# HELP x a thing
 # TYPE x counter
 x 3
@@ -35,6 +36,7 @@ g{a="}"} 2.5e3
 
 // The real llama.cpp /metrics capture parses.
 func TestParseLlamaCapture(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wire", "llama-metrics.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +71,7 @@ func FuzzParse(f *testing.F) {
 
 // TestParseNotFinite: +Inf and -Inf are not summed into a NaN.
 func TestParseNotFinite(t *testing.T) {
+	t.Parallel()
 	m, err := Parse(strings.NewReader("x +Inf\nx -Inf\nx 2\ny NaN\n"))
 	if err != nil || m["x"] != 2 || len(m) != 1 {
 		t.Errorf("%v %v: want x=2 alone", m, err)
@@ -106,6 +109,7 @@ func FuzzParseGPULine(f *testing.F) {
 }
 
 func TestParseGPULine(t *testing.T) {
+	t.Parallel()
 	s, err := ParseGPULine("3, NVIDIA H100 80GB HBM3, 40500, 81559, 87, 612.33")
 	if err != nil || s.Index != 3 || s.Name != "NVIDIA H100 80GB HBM3" || s.PowerW != 612.33 || s.MemUsedMiB != 40500 {
 		t.Errorf("%+v %v", s, err)

@@ -24,6 +24,7 @@ import (
 // /metrics agree with its engine's own counters and with the tokens its
 // trace says it sent, for both naming schemes.
 func TestMetricsAgainstSimulatorTruth(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"vllm", "sglang"} {
 		t.Run(name, func(t *testing.T) {
 			p, err := sim.ParseProfile("spec.yaml", []byte(`name: spec

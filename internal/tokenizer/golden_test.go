@@ -71,6 +71,7 @@ func readGolden(t testing.TB) []goldenLine {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	golden := readGolden(t)
 	cases := []struct {
 		name string
@@ -121,6 +122,7 @@ func TestGolden(t *testing.T) {
 // TestGoldenScriptUpToDate reruns golden.mjs and requires it to write the committed
 // golden.jsonl, so the golden ids stay those of the reference implementations.
 func TestGoldenScriptUpToDate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs node")
 	}

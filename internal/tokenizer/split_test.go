@@ -42,6 +42,7 @@ var splitSeeds = []string{
 }
 
 func TestFastSplit(t *testing.T) {
+	t.Parallel()
 	texts := slices.Clone(splitSeeds)
 	for _, g := range readGolden(t) {
 		texts = append(texts, g.Text)
@@ -71,6 +72,7 @@ func FuzzFastSplit(f *testing.F) {
 // TestFastSplitRandom compares the matchers on short strings drawn from characters of every
 // class the patterns tell apart, which byte-level fuzzing reaches only slowly.
 func TestFastSplitRandom(t *testing.T) {
+	t.Parallel()
 	chars := []rune("aZsStTlLeErRvVmMdDſ'' /\r\n\t\u00a0\u3000\u2028\x85!?.-_1٣½Ⅻǅʰ中\u0301\u0903\u20dd😀\ufffd")
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := 20000

@@ -56,6 +56,7 @@ func writeFile(t *testing.T, name, text string) string {
 }
 
 func TestEncodeTiny(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Dir(writeFile(t, "tokenizer.json", tinyJSON))
 	sp := writeFile(t, "tokenizer.json", tinySP)
 	meta := writeFile(t, "tokenizer.json", tinyMeta)
@@ -93,6 +94,7 @@ func TestEncodeTiny(t *testing.T) {
 }
 
 func TestDecodeTiny(t *testing.T) {
+	t.Parallel()
 	tok, err := Load(writeFile(t, "tokenizer.json", tinySP))
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +115,7 @@ func TestDecodeTiny(t *testing.T) {
 }
 
 func TestName(t *testing.T) {
+	t.Parallel()
 	path := writeFile(t, "tokenizer.json", tinyJSON)
 	tok, err := Load(path)
 	if err != nil {
@@ -137,6 +140,7 @@ func TestName(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, text, want string
 	}{
@@ -214,6 +218,7 @@ func TestLoadErrors(t *testing.T) {
 // TestMergeHeap checks the heap merge, used for long pieces, against the scans, which the
 // golden set checks directly, on the real tokenizers.
 func TestMergeHeap(t *testing.T) {
+	t.Parallel()
 	texts := []string{strings.Repeat("a", 300), strings.Repeat("ab", 150), strings.Repeat("hello", 40), strings.Repeat(" ", 200), strings.Repeat("中文", 50)}
 	for _, g := range readGolden(t) {
 		texts = append(texts, g.Text)
@@ -323,6 +328,7 @@ func FuzzEncode(f *testing.F) {
 // TestConcurrent encodes from several goroutines at once (run it with -race): a Tokenizer is
 // shared by all of a run's workers.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	tok, err := Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ const coverage = 0.90
 // (go test -v, or to the file named by TOKPERF_TWIN_TABLE) is
 // docs/METRICS.md §10's.
 func TestTwinIntervalsAreCalibrated(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	var b strings.Builder
 	b.WriteString("| profile | C | figure | predicted (95%) | measured | error | covered |\n|---|--:|---|---|--:|--:|:-:|\n")

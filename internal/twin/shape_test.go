@@ -17,6 +17,7 @@ import (
 // between the last three are equal within their errors; yes when the
 // curve measurably bends.
 func TestTwinSaysWhetherTheShapeIsPinned(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	straight := filepath.Join(t.TempDir(), "straight.yaml")
 	if err := os.WriteFile(straight, []byte("name: straight\nengine: vllm\ndecode: {linear: {a_ms: 5, c_ms: 0.1}}\nprefill: {per_token_us: 20}\n"), 0o644); err != nil {
@@ -53,6 +54,7 @@ func TestTwinSaysWhetherTheShapeIsPinned(t *testing.T) {
 // distance from the last: a level inside the run gets the fit's interval
 // alone, and each doubling past it a wider one.
 func TestEnvelopeWidensWithDistance(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	w := workload.Synthetic{InputTokens: 128, OutputTokens: 64, IgnoreEOS: true, Seed: 1}
 	f, err := twin.Fit(input(t, sweep(t, "llama-3.1-8b-h100", w, []int{1, 4, 16})))
@@ -81,6 +83,7 @@ func TestEnvelopeWidensWithDistance(t *testing.T) {
 // A power law through three steps is recovered, and the profile with its
 // points still loads in the simulator.
 func TestPowerLawThroughThreeSteps(t *testing.T) {
+	t.Parallel()
 	for _, p := range []float64{0.5, 1, 1.7} {
 		curve := func(b float64) float64 { return 3 + 0.2*math.Pow(b, p) }
 		pts := []sim.StepPoint{{Batch: 2, StepMs: curve(2)}, {Batch: 8, StepMs: curve(8)}, {Batch: 16, StepMs: curve(16)}}

@@ -48,6 +48,7 @@ func rel(a, b float64) float64 { return math.Abs(a/b - 1) }
 // The twin's scheduler is the served simulator's: replaying a sweep's own
 // requests under the profile that served it gives back its figures.
 func TestReplayMatchesTheServedSimulator(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	for _, prof := range []string{"seed", "llama-3.1-8b-h100", "seed-mtp"} {
 		w := workload.Synthetic{InputTokens: 128, OutputTokens: 64, IgnoreEOS: true, Seed: 1}
@@ -94,6 +95,7 @@ func TestReplayMatchesTheServedSimulator(t *testing.T) {
 // (aggregate within 0.5%); where it bends past C = 16 the estimate is high
 // and the interval, spanning steeper growths, still holds the truth.
 func TestFitRecoversBuiltinProfiles(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	for _, tc := range []struct {
 		profile string
@@ -155,6 +157,7 @@ func ms(d interface{ Seconds() float64 }) float64 { return d.Seconds() * 1e3 }
 // A profile written by fit loads in the simulator and reproduces the
 // fitted sweep within 5%.
 func TestFittedProfileReproducesTheSweep(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	for _, prof := range []string{"llama-3.1-8b-h100", "seed"} {
 		fittedProfileReproduces(t, prof)
@@ -193,6 +196,7 @@ func fittedProfileReproduces(t *testing.T, prof string) {
 // Speculative decoding is read from the chunks: at most drafts + 1 tokens
 // in one, and the mean tokens per step give the acceptance.
 func TestFitReadsSpeculativeDecoding(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	in := input(t, sweep(t, "seed-mtp", defaultWorkload, []int{1, 4}))
 	f, err := twin.Fit(in)
@@ -207,6 +211,7 @@ func TestFitReadsSpeculativeDecoding(t *testing.T) {
 }
 
 func TestSolvesSmallSystems(t *testing.T) {
+	t.Parallel()
 	a := [][]float64{{4, 1, 0}, {1, 3, 1}, {0, 1, 2}}
 	inv, ok := twin.Inverse(a)
 	if !ok {
@@ -231,6 +236,7 @@ func TestSolvesSmallSystems(t *testing.T) {
 // A running cap the server's metrics show is pinned, and a predicted
 // level past it queues as the server would.
 func TestFitPinsTheRunningCap(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	prof := filepath.Join(t.TempDir(), "capped.yaml")
 	os.WriteFile(prof, []byte("name: capped-24\nengine: vllm\nmax_running: 24\ndecode: {linear: {a_ms: 5, c_ms: 0.1}}\nprefill: {per_token_us: 10}\n"), 0o644)
@@ -262,6 +268,7 @@ func skipUnderRace(t *testing.T) {
 // twin fitted to C = 1 … 32 predicts C = 48 and 64 as the simulator
 // measures them.
 func TestFitPastTheBend(t *testing.T) {
+	t.Parallel()
 	skipUnderRace(t)
 	in := input(t, sweep(t, "seed", defaultWorkload, []int{1, 4, 16, 32}))
 	f, err := twin.Fit(in)

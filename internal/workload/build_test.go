@@ -15,6 +15,7 @@ import (
 // TestSyntheticUnchanged pins the older generator's output, byte for byte,
 // as it was before the new one came: the CLI's golden files depend on it.
 func TestSyntheticUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    Synthetic
 		want string
@@ -58,6 +59,7 @@ func mustLengths(t testing.TB, spec string) Lengths {
 // TestWorkloadLengths checks that every generated prompt has its sampled
 // length: exactly by a tokenizer, and by EstimateTokens without one.
 func TestWorkloadLengths(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		tok    Tokenizer
@@ -117,6 +119,7 @@ func TestWorkloadLengths(t *testing.T) {
 // TestWorkloadPrefix checks what a prefix cache sees: prompts share exactly
 // the shared part, then differ.
 func TestWorkloadPrefix(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		tok    Tokenizer
@@ -164,6 +167,7 @@ func TestWorkloadPrefix(t *testing.T) {
 }
 
 func TestWorkloadDeterministic(t *testing.T) {
+	t.Parallel()
 	o := Options{Tokenizer: &mergeTok{}, Input: mustLengths(t, "100:lognormal:0.5"), Output: mustLengths(t, "10-500"), Seed: 11, SharedPrefix: 5}
 	a, b := mustNew(t, o), mustNew(t, o)
 	b.Prepare(0, 30)
@@ -188,6 +192,7 @@ func TestWorkloadDeterministic(t *testing.T) {
 }
 
 func TestWorkloadPrepare(t *testing.T) {
+	t.Parallel()
 	w := mustNew(t, Options{Input: Fixed(64), Seed: 1})
 	w.Prepare(100, 50)
 	for i := 100; i < 150; i++ {
@@ -208,6 +213,7 @@ func TestWorkloadPrepare(t *testing.T) {
 }
 
 func TestWorkloadDataset(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		o     Options
@@ -262,6 +268,7 @@ func TestWorkloadDataset(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -283,6 +290,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -329,6 +337,7 @@ func BenchmarkPrompt(b *testing.B) {
 }
 
 func TestWorkloadCorpus(t *testing.T) {
+	t.Parallel()
 	tiny := t.TempDir() + "/tiny.txt"
 	if err := os.WriteFile(tiny, []byte("héllo wörld"), 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // the last one's, and the replies are the output length asked for, or the
 // server's own answers.
 func TestGeneratedConversation(t *testing.T) {
+	t.Parallel()
 	in, _ := ParseLengths("60")
 	out, _ := ParseLengths("20")
 	for _, own := range []bool{false, true} {
@@ -65,6 +66,7 @@ func TestGeneratedConversation(t *testing.T) {
 // output the length of the reply that followed it; with own answers the
 // replies are replaced by the server's.
 func TestDatasetConversation(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "c.jsonl")
 	line := `{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "one two"}, {"role": "assistant", "content": "a b c"}, {"role": "user", "content": "three"}, {"role": "assistant", "content": "d e f g h"}, {"role": "user", "content": "four"}]}` + "\n"
 	if err := os.WriteFile(file, []byte(line), 0o644); err != nil {
@@ -111,6 +113,7 @@ func TestDatasetConversation(t *testing.T) {
 // A ShareGPT conversation replays turn by turn too: its system turns, then
 // from its first human turn on, its replies in the history.
 func TestShareGPTConversation(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "s.json")
 	data := `[{"conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "hi there"}, {"from": "gpt", "value": "hello you two"}, {"from": "human", "value": "more"}, {"from": "gpt", "value": "a b c d"}]}]`
 	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {

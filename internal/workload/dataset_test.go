@@ -22,6 +22,7 @@ func readAll(t *testing.T, r *Reader) []Item {
 }
 
 func TestReaderFormats(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file    string
 		format  Format
@@ -71,6 +72,7 @@ func TestReaderFormats(t *testing.T) {
 }
 
 func TestReaderChat(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("testdata/chat.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +113,7 @@ func TestReaderChat(t *testing.T) {
 }
 
 func TestReaderErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		format Format
@@ -158,6 +161,7 @@ func TestReaderErrors(t *testing.T) {
 }
 
 func TestReaderCap(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 3000)
 	for _, c := range []struct{ name, in, want string }{
 		{"jsonl", `{"prompt": "a"}` + "\n" + `{"prompt": "` + big + `"}`, "data.jsonl:2: line longer than 1024 bytes, the cap on one record"},
@@ -222,6 +226,7 @@ func (g *genReader) Read(p []byte) (int, error) {
 // runs far ahead of the element it returns: memory holds one record and a
 // buffer, not the file.
 func TestShareGPTStreams(t *testing.T) {
+	t.Parallel()
 	elem := `{"conversations": [{"from": "human", "value": "` + strings.Repeat("word ", 200) + `"}, {"from": "gpt", "value": "ok"}]}`
 	const n = 5000
 	src := &genReader{head: "[\n", elem: elem, n: n}
@@ -242,6 +247,7 @@ func TestShareGPTStreams(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"", ""}, {"auto", ""}, {"ShareGPT", "sharegpt"}, {"prompts", "prompts"}, {"chat", "chat"},
 		{"csv", `dataset format "csv": want auto, sharegpt, prompts or chat`},

@@ -8,6 +8,7 @@ import (
 // With prefix groups, request i starts with prefix i mod G: requests G
 // apart share the first SharedPrefix tokens exactly, neighbours do not.
 func TestPrefixGroups(t *testing.T) {
+	t.Parallel()
 	in, _ := ParseLengths("80")
 	w, err := New(Options{Input: in, Output: Fixed(4), SharedPrefix: 40, PrefixGroups: 3, Seed: 4, Tokenizer: &mergeTok{}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseLengths(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		spec, want string // want: String() of the result, or the error
 	}{
@@ -59,6 +60,7 @@ func TestParseLengths(t *testing.T) {
 }
 
 func TestReadLengths(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, in, want string }{
 		{"ok", "1\n# c\n\n 20 \n300", "[1 20 300]"},
 		{"crlf", "5\r\n6\r\n", "[5 6]"},
@@ -84,6 +86,7 @@ func TestReadLengths(t *testing.T) {
 // are the same on every run, so the tolerances cannot flake; they are
 // loose enough to hold for any seed too (about 10 standard errors).
 func TestLengthsStats(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	for _, c := range []struct {
 		spec         string
@@ -129,6 +132,7 @@ func TestLengthsStats(t *testing.T) {
 }
 
 func TestLengthsClamp(t *testing.T) {
+	t.Parallel()
 	l, _ := ParseLengths("1:normal:1000")
 	for i := range 1000 {
 		if v := l.At(1, i); v < 1 {

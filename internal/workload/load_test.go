@@ -20,6 +20,7 @@ func load(t *testing.T, file string, o LoadOptions) (*Dataset, error) {
 }
 
 func TestLoadDataset(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		file    string
@@ -67,6 +68,7 @@ func TestLoadDataset(t *testing.T) {
 }
 
 func TestLoadDatasetShareGPTOutput(t *testing.T) {
+	t.Parallel()
 	d, err := load(t, "sharegpt.json", LoadOptions{Tokenizer: &wsTok{}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +81,7 @@ func TestLoadDatasetShareGPTOutput(t *testing.T) {
 }
 
 func TestLoadDatasetSample(t *testing.T) {
+	t.Parallel()
 	// A sample is the same for the same seed, differs for another, and
 	// every record has a chance.
 	var in strings.Builder
@@ -115,6 +118,7 @@ func TestLoadDatasetSample(t *testing.T) {
 }
 
 func TestLoadDatasetEmpty(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, in, want string }{
 		{"empty file", "", "no usable requests in d.jsonl (0 skipped)"},
 		{"all skipped", `[{"conversations": [{"from": "human", "value": "a"}]}, {"conversations": []}]`,
@@ -134,6 +138,7 @@ func TestLoadDatasetEmpty(t *testing.T) {
 // TestLoadDatasetCountLate checks that counting only the sample (no
 // filter) keeps the same records, counted the same, as counting all.
 func TestLoadDatasetCountLate(t *testing.T) {
+	t.Parallel()
 	var in strings.Builder
 	in.WriteString("[\n")
 	for i := range 1500 {

@@ -15,6 +15,7 @@ import (
 // named pipe whose writer has gone quiet, and a large regular file. Both
 // used to be read to their end, the pipe forever.
 func TestDatasetReadStops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "prompts.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -15,6 +15,7 @@ func prose(seed int64, i, words int) string {
 }
 
 func TestVocab(t *testing.T) {
+	t.Parallel()
 	if len(table().vocab) < 2000 {
 		t.Errorf("vocabulary has %d words, want a few thousand", len(table().vocab))
 	}
@@ -37,6 +38,7 @@ func TestVocab(t *testing.T) {
 }
 
 func TestTextDeterministic(t *testing.T) {
+	t.Parallel()
 	a, b := prose(7, 3, 500), prose(7, 3, 500)
 	if a != b {
 		t.Fatal("same seed and index gave different text")
@@ -58,6 +60,7 @@ func TestTextDeterministic(t *testing.T) {
 // sentences of varying length that start with a capital and end with a
 // mark, paragraphs, commas and numbers.
 func TestTextLooksLikeText(t *testing.T) {
+	t.Parallel()
 	s := prose(1, 0, 50000)
 	fields := strings.Fields(s)
 	if len(fields) != 50000 {
@@ -139,6 +142,7 @@ func TestTextLooksLikeText(t *testing.T) {
 }
 
 func TestEstimateTokens(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, text string
 		want       int
@@ -165,6 +169,7 @@ func TestEstimateTokens(t *testing.T) {
 
 // TestCutEstimate checks that a cut at n estimated tokens is exactly n.
 func TestCutEstimate(t *testing.T) {
+	t.Parallel()
 	s := prose(2, 0, 400) + " 1234567 internationalization 日本語 end"
 	total := EstimateTokens(s)
 	for n := 0; n <= total; n++ {
@@ -179,6 +184,7 @@ func TestCutEstimate(t *testing.T) {
 }
 
 func TestWordStart(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"lo world", "world"},
 		{"\xa9 next", "next"},
@@ -199,6 +205,7 @@ func TestWordStart(t *testing.T) {
 
 // TestAlias checks that the alias table draws ranks with the weights of cdf.
 func TestAlias(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 1_000_000
 	got := make([]int, len(table().vocab))

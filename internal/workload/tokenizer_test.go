@@ -8,6 +8,7 @@ import (
 // TestMergeTokMerges shows that the fake does what the fix-up is for: the
 // plain cut-and-decode gives another count than asked.
 func TestMergeTokMerges(t *testing.T) {
+	t.Parallel()
 	tok := &mergeTok{}
 	text := prose(1, 0, 300)
 	ids := tok.Encode(text)
@@ -35,6 +36,7 @@ func TestMergeTokMerges(t *testing.T) {
 }
 
 func TestFit(t *testing.T) {
+	t.Parallel()
 	ascii := prose(3, 1, 2000)
 	accents := strings.Repeat("Le café naïve, la crème brûlée et l'été à Zürich. ", 60)
 	for _, c := range []struct {
@@ -73,6 +75,7 @@ func (t *jumpTok) Count(text string) int {
 }
 
 func TestFitFallback(t *testing.T) {
+	t.Parallel()
 	tok := &jumpTok{}
 	text := strings.Repeat("xx ", 40)
 	for n := 1; n < 30; n++ {

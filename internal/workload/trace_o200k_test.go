@@ -12,6 +12,7 @@ import (
 // input_length, and two requests that share their first two hash ids start
 // with the same two blocks of text, each exactly the block size.
 func TestTracePromptsO200k(t *testing.T) {
+	t.Parallel()
 	tok, err := tokenizer.Load("o200k_base")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ func readTrace(t *testing.T, text string) *Trace {
 }
 
 func TestReadTrace(t *testing.T) {
+	t.Parallel()
 	tr, err := LoadTrace("testdata/trace.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestReadTrace(t *testing.T) {
 // Offsets count from the first timestamp, so a trace cut from a longer one
 // starts at once.
 func TestTraceOffsetsFromFirst(t *testing.T) {
+	t.Parallel()
 	tr := readTrace(t, `{"timestamp": 1000, "input_length": 1, "output_length": 1}
 {"timestamp": 1250, "input_length": 1, "output_length": 1}`)
 	if tr.Requests[0].At != 0 || tr.Requests[1].At != 250*time.Millisecond {
@@ -49,6 +51,7 @@ func TestTraceOffsetsFromFirst(t *testing.T) {
 }
 
 func TestTraceErrors(t *testing.T) {
+	t.Parallel()
 	ok := `{"timestamp": 0, "input_length": 10, "output_length": 1}` + "\n"
 	for _, c := range []struct{ text, want string }{
 		{"", "t.jsonl: no requests"},
@@ -82,6 +85,7 @@ func TestTraceErrors(t *testing.T) {
 // 10 blocks; 0 is seen again twice and 1 once (3 seen before, all as a
 // prefix); the prefix tokens are 512+512 (request 2) and 512 (request 4).
 func TestTraceStats(t *testing.T) {
+	t.Parallel()
 	tr, err := LoadTrace("testdata/trace.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +116,7 @@ func TestTraceStats(t *testing.T) {
 // prompt is input_length tokens: words without a tokenizer, exactly by the
 // tokenizer with one, even one whose tokens merge across the joins.
 func TestTracePrompts(t *testing.T) {
+	t.Parallel()
 	tr, err := LoadTrace("testdata/trace.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +173,7 @@ func TestTracePrompts(t *testing.T) {
 }
 
 func TestTraceWorkloadConflicts(t *testing.T) {
+	t.Parallel()
 	tr := readTrace(t, `{"timestamp": 0, "input_length": 10, "output_length": 1}`)
 	if _, err := New(Options{Trace: tr, Dataset: "testdata/prompts.jsonl"}); err == nil {
 		t.Error("a trace and a dataset: no error")
@@ -180,6 +186,7 @@ func TestTraceWorkloadConflicts(t *testing.T) {
 // Prepare builds a long trace's requests ahead only up to
 // MaxPreparedTokens; the rest are built when sent.
 func TestTracePreparedBound(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 1}`+"\n", i, MaxLength)

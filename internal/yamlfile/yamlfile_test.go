@@ -15,6 +15,7 @@ decode:
 `
 
 func TestLine(t *testing.T) {
+	t.Parallel()
 	for field, want := range map[string]int{
 		"name": 1, "decode": 3, "decode.table[1].batch": 6, "decode.table[1].nope": 6, "missing.field": 1,
 	} {
@@ -29,6 +30,7 @@ func TestLine(t *testing.T) {
 }
 
 func TestDecodeAndLocate(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		Name string `yaml:"name"`
 	}
@@ -60,6 +62,7 @@ type figures struct {
 // TestHostile: files that crash or exhaust the YAML library are errors
 // naming the file, found before the library sees them or recovered from it.
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	laughs := "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
 	for i, c := range "bcdefghi" {
 		prev := string("abcdefghi"[i])
@@ -100,6 +103,7 @@ func TestHostile(t *testing.T) {
 // TestPlain: what the embedded files use still reads, and a comment or a
 // quoted string holding brackets and ampersands is no anchor or nesting.
 func TestPlain(t *testing.T) {
+	t.Parallel()
 	in := "name: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
 	var v figures
 	if err := Decode("f.yaml", []byte(in), &v); err != nil {
