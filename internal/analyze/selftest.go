@@ -194,7 +194,7 @@ func (l SelftestLevel) why(cpus int) string {
 	if l.SimSteps > 0 && l.SimLateSteps > SimLateLimit*l.SimSteps {
 		causes = append(causes, fmt.Sprintf("the simulator ran %.0f%% of its steps late (it lacked CPU)", 100*l.SimLateSteps/l.SimSteps))
 	}
-	if l.HostDropped > 0 || l.HostRetrans > 0 {
+	if l.HostDropped > 0 || l.HostRetrans >= RetransMin {
 		causes = append(causes, fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments, each a stall of 200 ms or more (raise net.core.netdev_max_backlog)", l.HostDropped, l.HostRetrans))
 	}
 	if l.BufferedShare > 0.01 {

@@ -55,10 +55,15 @@ type ServerReading struct {
 // timer.
 const RetransLimit = 0.01
 
-// kernelStalled says the simulator's machine resent more segments than
-// RetransLimit allows for a stage of n requests.
+// RetransMin is the fewest resent segments that say anything: the counter
+// is the whole machine's, and a few resends belong to other connections
+// (another test, a lost connection elsewhere) as often as to the stage.
+const RetransMin = 10
+
+// kernelStalled says the simulator's machine resent RetransMin segments
+// or more, and more than RetransLimit allows for a stage of n requests.
 func (r *ServerReading) kernelStalled(n int) bool {
-	return r.HostRetrans > RetransLimit*float64(max(n, 1))
+	return r.HostRetrans >= RetransMin && r.HostRetrans > RetransLimit*float64(max(n, 1))
 }
 
 // SimLateLimit is the share of the simulator's steps that may run late
@@ -144,8 +149,8 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 	if r.SimSteps > 0 && r.SimLateSteps > SimLateLimit*r.SimSteps {
 		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
 	}
-	if r.HostDropped > 0 || r.HostRetrans > 0 {
-		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage: on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
+	if r.HostDropped > 0 || r.HostRetrans >= RetransMin {
+		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
 		if r.kernelStalled(s.Requests) {
 			text += fmt.Sprintf(" (%.1f per 100 requests: the p99s are the kernel's retransmission timer)", 100*r.HostRetrans/float64(max(s.Requests, 1)))
 		}

@@ -171,14 +171,19 @@ func TestVerdictGates(t *testing.T) {
 			starve(r, 1)
 			return gated(r)
 		}, false, "C=4 was measured on a starved simulator (20.5% of its steps late); rerun on a quieter machine"},
-		{"the kernel resent segments of 1 in 40 requests", func() *Run {
+		{"the kernel resent 12 segments in 4 requests", func() *Run {
 			r := folded(level{1, 0, 40}, level{4, 0, 40})
-			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 12, HostRetrans: float64(r.Stages[1].Requests) / 40}
+			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 30, HostRetrans: 12}
 			return gated(r)
-		}, false, "C=4 was measured while the kernel resent"},
-		{"one retransmit in 200 requests", func() *Run {
-			r := folded(level{1, 0, 40}, level{200, 0, 40})
-			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 1, HostRetrans: 1}
+		}, false, "C=4 was measured while the kernel resent 12 TCP segments (30 dropped packets)"},
+		{"9 resent segments on the machine, 4 requests", func() *Run {
+			r := folded(level{1, 0, 40}, level{4, 0, 40})
+			r.Stages[1].Server = &ServerReading{Samples: 5, HostRetrans: 9}
+			return gated(r)
+		}, true, ""},
+		{"15 resent segments in 2,000 requests", func() *Run {
+			r := folded(level{1, 0, 40}, level{2000, 0, 4})
+			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 1, HostRetrans: 15}
 			return gated(r)
 		}, true, ""},
 		{"fewer requests than slots", func() *Run {
