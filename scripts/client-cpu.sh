@@ -51,7 +51,7 @@ cpu() {
 	awk -v n=$(( requests * tokens )) '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$dir/time"
 }
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $ref vs the work tree; CPU µs per output token"
-echo "streams  $ref  work-tree  ratio"
+echo "streams  $ref  work-tree  ratio of medians, mean paired ratio ±2 s.e."
 for c in $levels; do
 	old=() new=()
 	for _ in $(seq "$rounds"); do
@@ -61,6 +61,9 @@ for c in $levels; do
 	printf '%s\n' "${old[@]}" >"$dir/o"; printf '%s\n' "${new[@]}" >"$dir/n"
 	mo=$(sort -g "$dir/o" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 	mn=$(sort -g "$dir/n" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	printf '%7d  %s  %s  %.3f   (runs: %s | %s)\n' "$c" "$mo" "$mn" "$(echo "$mn / $mo" | bc -l)" "${old[*]}" "${new[*]}"
+	# The mean of the paired ratios (run i of each tree, one after the
+	# other) and its 95% interval (±2 standard errors).
+	paired=$(paste "$dir/n" "$dir/o" | awk '{ r = $1 / $2; s += r; ss += r * r; n++ } END { m = s / n; v = n > 1 ? (ss - n * m * m) / (n - 1) : 0; printf "%.3f ± %.3f", m, 2 * sqrt(v > 0 ? v / n : 0) }')
+	printf '%7d  %s  %s  %.3f   paired %s   (runs: %s | %s)\n' "$c" "$mo" "$mn" "$(echo "$mn / $mo" | bc -l)" "$paired" "${old[*]}" "${new[*]}"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

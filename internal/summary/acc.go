@@ -49,6 +49,8 @@ type Acc struct {
 	stored  int    // bytes in blocks
 	scratch []byte // one request's encoding
 	ones    bool   // every chunk of an ok request carried one token
+	// dists are the distributions Stage computed, until the next Add.
+	dists *distributions
 }
 
 // NewAcc starts a stage whose target concurrency is target (0 for an
@@ -79,6 +81,7 @@ func (a *Acc) Add(r *record.Record) {
 	if r.Warmup {
 		return
 	}
+	a.dists = nil
 	s := &a.s
 	s.Index, s.Rate, s.Repeat = r.Stage, r.Rate, r.Repeat
 	s.Requests++
@@ -332,14 +335,39 @@ func (a *Acc) Stage() Stage {
 		s.BufferedShare = float64(a.buffered) / float64(a.chunks)
 		s.CoalescedShare = float64(a.coalesced) / float64(a.chunks)
 	}
-	s.SteadyTokS = a.steady()
-	s.ClientQueue, s.ClientWait = stats.Describe(a.queue), stats.Describe(a.wait)
-	s.TTFT, s.TTFO, s.E2E = stats.Describe(a.ttft), stats.Describe(a.ttfo), stats.Describe(a.e2e)
-	s.TPOT, s.DecodeTokS, s.RequestTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
-	s.ServerDecodeTokS, s.ServerE2E = stats.Describe(a.srvDecode), stats.Describe(a.srvE2E)
-	s.ICL, s.ITL = a.gapDists()
+	d := a.distributions()
+	s.SteadyTokS = d.steady
+	s.ClientQueue, s.ClientWait = d.queue, d.wait
+	s.TTFT, s.TTFO, s.E2E = d.ttft, d.ttfo, d.e2e
+	s.TPOT, s.DecodeTokS, s.RequestTokS = d.tpot, d.decode, d.reqTokS
+	s.ServerDecodeTokS, s.ServerE2E = d.srvDecode, d.srvE2E
+	s.ICL, s.ITL = d.icl, d.itl
 	s.Turns = a.turnFigures()
 	return s
+}
+
+// distributions are a stage's steady state and distributions, the costly
+// part of Stage (passes over every chunk, sorts): kept until the next
+// Add, so a stage whose figures are read twice (its line when it ends,
+// the run's model after) pays for them once.
+type distributions struct {
+	steady                                              float64
+	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS stats.Dist
+	srvDecode, srvE2E, icl, itl                         stats.Dist
+}
+
+func (a *Acc) distributions() *distributions {
+	if a.dists != nil {
+		return a.dists
+	}
+	d := &distributions{steady: a.steady()}
+	d.queue, d.wait = stats.Describe(a.queue), stats.Describe(a.wait)
+	d.ttft, d.ttfo, d.e2e = stats.Describe(a.ttft), stats.Describe(a.ttfo), stats.Describe(a.e2e)
+	d.tpot, d.decode, d.reqTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
+	d.srvDecode, d.srvE2E = stats.Describe(a.srvDecode), stats.Describe(a.srvE2E)
+	d.icl, d.itl = a.gapDists()
+	a.dists = d
+	return d
 }
 
 // gapDists reads the chunk gaps from the stored arrivals a few times over

@@ -209,6 +209,37 @@ func TestAccOneTokenChunks(t *testing.T) {
 	}
 }
 
+// A stage's figures read twice cost one pass over its chunks: the second
+// Stage allocates none of the first's sample of gaps (a stage's line and
+// the run's model both read them). A record added after is in the next.
+//
+// Serial: it reads the process's allocation count.
+func TestAccStageTwice(t *testing.T) {
+	a := NewAcc(8, record.SLO{})
+	for i := range 2000 {
+		r := req(0, 5*msec, time.Millisecond, make16()...)
+		r.Sent = time.Duration(i) * time.Millisecond
+		a.Add(&r)
+	}
+	first := a.Stage()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	second := a.Stage()
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 16<<10 {
+		t.Errorf("the second Stage allocated %d bytes: it read the %d gaps again", got, first.ICL.N)
+	}
+	if second.ITL != first.ITL || second.TTFT != first.TTFT || second.SteadyTokS != first.SteadyTokS {
+		t.Errorf("read twice: %+v, then %+v", first.ITL, second.ITL)
+	}
+	slow := req(0, 5*msec, 900*time.Millisecond, 1, 1)
+	slow.Sent = 3 * time.Second
+	a.Add(&slow)
+	if after := a.Stage(); after.ITL.Max != 900 || after.ICL.N != first.ICL.N+1 {
+		t.Errorf("after one more request: ITL %+v, ICL n %d (was %d)", after.ITL, after.ICL.N, first.ICL.N)
+	}
+}
+
 // TestAccMemory holds a stage's memory to what the figures need: far less
 // than the Records it was built from.
 //
