@@ -31,6 +31,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/engine"
+	"github.com/tokperf/tokperf/internal/netstat"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/sim"
@@ -100,6 +101,18 @@ func (e *Env) getenv(k string) string {
 	return e.Getenv(k)
 }
 
+// simHost is the machine's kernel counters the embedded simulator
+// reports: this machine's over real sockets (nil: the simulator's
+// default); none on a network of the caller's own (in memory, in virtual
+// time), whose packets no kernel carries and whose runs must not vary
+// with what else the machine does.
+func (e *Env) simHost() func() (netstat.Counters, bool) {
+	if e == nil || e.Listen == nil {
+		return nil
+	}
+	return func() (netstat.Counters, bool) { return netstat.Counters{}, false }
+}
+
 func (e *Env) listen(addr string) (net.Listener, error) {
 	if e == nil || e.Listen == nil {
 		return sim.Listen(addr)
@@ -134,7 +147,7 @@ func Serve(ctx context.Context, p *sim.Profile, addr string, traceLimit int, tok
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	ready("http://" + ln.Addr().String())
-	return sim.New(p, sim.Options{TraceLimit: traceLimit, Tokenizer: tok}).Serve(ctx, ln)
+	return sim.New(p, sim.Options{TraceLimit: traceLimit, Tokenizer: tok, Host: env.simHost()}).Serve(ctx, ln)
 }
 
 // Target is the server a job measures and how to speak to it.
@@ -383,7 +396,7 @@ func (s *Session) startSim(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("starting the embedded simulator: %w", err)
 	}
-	s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: s.t.Tokenizer, Stall: s.env.simStall()})
+	s.sim = sim.New(p, sim.Options{NoTrace: true, Tokenizer: s.t.Tokenizer, Stall: s.env.simStall(), Host: s.env.simHost()})
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); s.sim.Serve(sctx, ln) }()

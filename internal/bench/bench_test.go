@@ -359,3 +359,20 @@ func TestServerCoalescingIsNotClientLag(t *testing.T) {
 // BufferedLimitForTest is the buffered share a loaded machine may still
 // show here (a read delayed past a millisecond now and then).
 const BufferedLimitForTest = 0.10
+
+// The embedded simulator on a network of the caller's own (in memory, in
+// virtual time) reports no kernel counters: the machine's would make two
+// runs of the same virtual time differ with what else the machine does.
+// Over real sockets it reports this machine's (the simulator's default).
+func TestSimHostCounters(t *testing.T) {
+	t.Parallel()
+	virtual := &Env{Listen: func(string) (net.Listener, error) { return nil, nil }}
+	if host := virtual.simHost(); host == nil {
+		t.Error("a virtual network's simulator reads the machine's counters")
+	} else if _, ok := host(); ok {
+		t.Error("a virtual network's simulator reports kernel counters")
+	}
+	if (*Env)(nil).simHost() != nil || (&Env{}).simHost() != nil {
+		t.Error("over real sockets the simulator does not read the machine's counters")
+	}
+}
