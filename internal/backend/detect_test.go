@@ -72,25 +72,12 @@ func TestDetectEachEngine(t *testing.T) {
 //
 // Serial: it sets the package's ProbeTimeout, and times the detection.
 func TestDetectSilentServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
+	ln := silentServer(t)
 	old := ProbeTimeout
 	ProbeTimeout = 300 * time.Millisecond
 	defer func() { ProbeTimeout = old }()
 	start := time.Now()
-	_, _, err = Detect(t.Context(), NewClient(4, nil), "http://"+ln.Addr().String(), "")
+	_, _, err := Detect(t.Context(), NewClient(4, nil), "http://"+ln.Addr().String(), "")
 	if err == nil || !strings.Contains(err.Error(), "did not answer") {
 		t.Errorf("error %v, want one saying the server did not answer", err)
 	}
@@ -182,4 +169,33 @@ func TestDetectNeedsAgreeingEvidence(t *testing.T) {
 	if err != nil || s.Engine != "openai" || !strings.Contains(s.Doubt, "answers /get_model_info like sglang") || len(s.Evidence) != 1 {
 		t.Errorf("%+v %v", s, err)
 	}
+}
+
+// silentServer accepts connections on loopback and never answers; they
+// are held open until the test ends.
+func silentServer(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln
 }

@@ -13,20 +13,7 @@ import (
 // and are cut as dead).
 func TestDialSpreadsKeepAlive(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	ln := silentServer(t)
 	idles := map[int]bool{}
 	for range 20 {
 		c, err := Dial(t.Context(), "tcp", ln.Addr().String())
