@@ -155,10 +155,13 @@ type Target struct {
 	URL string // base URL; empty: start the embedded simulator
 	// SimProfile is the simulator's profile (name or YAML file) when URL is empty.
 	SimProfile string
-	Endpoint   string // generate, completions, chat, api-chat; empty: the engine's raw one
-	Engine     string // overrides detection when set
-	Model      string // empty: the first of /v1/models
-	APIKey     string // empty: $OPENAI_API_KEY
+	// Virtual runs the stages on the embedded simulator's engine in
+	// virtual time (no URL): no network, no client, no clock.
+	Virtual  bool
+	Endpoint string // generate, completions, chat, api-chat; empty: the engine's raw one
+	Engine   string // overrides detection when set
+	Model    string // empty: the first of /v1/models
+	APIKey   string // empty: $OPENAI_API_KEY
 	// CACert is a PEM bundle of the roots to trust for https://; Insecure
 	// skips verification.
 	CACert   string

@@ -161,6 +161,7 @@ type targetFlags struct {
 	extraBody                                     extraBody
 	gpuMetrics                                    string
 	proxy                                         string
+	virtual                                       bool
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -197,6 +198,9 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 }
 
 func (f *targetFlags) check() error {
+	if f.virtual && f.url != "" {
+		return usagef("--virtual runs the embedded simulator: give no --url")
+	}
 	if f.url != "" {
 		u, err := url.Parse(f.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -255,7 +259,7 @@ func (f *targetFlags) warn(e *env) {
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -314,6 +318,8 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	}
 	if cmd == "run" || cmd == "sweep" {
 		f.shard.register(fs)
+		fs.group("Target")
+		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
 	}
 	fs.group("SLOs (goodput counts the requests that meet every one given)")
 	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "TTFT at most this")

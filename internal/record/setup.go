@@ -42,6 +42,10 @@ type Setup struct {
 	// Shard, when set, says this file is one shard of a run split
 	// across processes (--shard I/N); Load is then the whole run's.
 	Shard *Shard `json:"shard,omitempty"`
+	// Virtual says the stages ran on the embedded simulator's engine in
+	// virtual time (--virtual): no network, no client, no clock; the
+	// figures are the profile's own, whatever the machine's load.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one

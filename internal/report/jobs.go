@@ -14,7 +14,7 @@ import (
 func Short(s record.Setup) string {
 	d := fmt.Sprintf("%s on %s", s.Server.Engine, s.URL)
 	if s.Simulated {
-		d += fmt.Sprintf(" (embedded simulator, profile %s)", s.Profile)
+		d += fmt.Sprintf(" (embedded simulator, profile %s%s)", s.Profile, virtualNote(s))
 	}
 	return d + ", model " + s.Model
 }
@@ -284,4 +284,12 @@ func soakStage(r *analyze.Run) *analyze.Stage {
 		}
 	}
 	return nil
+}
+
+// virtualNote says, after the profile's name, that a run was in virtual time.
+func virtualNote(s record.Setup) string {
+	if !s.Virtual {
+		return ""
+	}
+	return ", in virtual time: no network, no client, the profile's own figures"
 }

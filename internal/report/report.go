@@ -309,7 +309,7 @@ func Describe(s record.Setup) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s on %s", s.Server.Engine, s.Route, s.URL)
 	if s.Simulated {
-		fmt.Fprintf(&b, " (embedded simulator, profile %s)", s.Profile)
+		fmt.Fprintf(&b, " (embedded simulator, profile %s%s)", s.Profile, virtualNote(s))
 	}
 	if t := s.TLS; t != nil {
 		fmt.Fprintf(&b, " over %s (%s", t.Version, t.Proto)

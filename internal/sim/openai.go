@@ -139,22 +139,16 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 			openAIError(w, 400, "messages is required")
 			return nil, false
 		}
-		var b strings.Builder
-		g.promptTokens = 3 // the template's assistant header
+		msgs := make([]message, len(req.Messages))
 		for i, m := range req.Messages {
 			t, err := m.text()
 			if err != nil {
 				openAIError(w, 400, fmt.Sprintf("messages[%d]: %v", i, err))
 				return nil, false
 			}
-			g.promptTokens += 4 + s.count(t)
-			g.msgs = append(g.msgs, message{m.Role, t})
-			b.WriteString(m.Role)
-			b.WriteByte(':')
-			b.WriteString(t)
-			b.WriteByte('\n')
+			msgs[i] = message{m.Role, t}
 		}
-		g.prompt = b.String()
+		s.chatPrompt(g, msgs)
 	} else {
 		if err := s.parsePrompt(g, req.Prompt); err != nil {
 			openAIError(w, 400, err.Error())
@@ -415,4 +409,20 @@ func (f *openAIFormat) whole(x *exchange, ev Event) any {
 
 func (f *openAIFormat) fail(b []byte, msg string) []byte {
 	return sse(b, map[string]any{"error": map[string]any{"message": msg, "type": "InternalServerError", "code": 500}})
+}
+
+// chatPrompt makes g's prompt of a chat's messages: their text, each after
+// its role, and their tokens as the template counts them (four a message
+// around its text, three for the assistant's header).
+func (s *Server) chatPrompt(g *gen, msgs []message) {
+	var b strings.Builder
+	g.promptTokens = 3 // the template's assistant header
+	for _, m := range msgs {
+		g.promptTokens += 4 + s.count(m.text)
+		b.WriteString(m.role)
+		b.WriteByte(':')
+		b.WriteString(m.text)
+		b.WriteByte('\n')
+	}
+	g.msgs, g.prompt = msgs, b.String()
 }
