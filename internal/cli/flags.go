@@ -207,6 +207,7 @@ func (f *targetFlags) check() error {
 			return usagef("--url %q is not an http(s) URL with a host", f.url)
 		}
 	}
+	f.endpoint = endpointPath(f.endpoint)
 	switch f.endpoint {
 	case "", "generate", "completions", "chat", "api-chat":
 	default:
@@ -294,6 +295,7 @@ type loadFlags struct {
 	stab                              stabilityFlags
 	shard                             shardFlags
 	strict                            bool
+	vllm                              vllmFlags
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -318,8 +320,6 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	}
 	if cmd == "run" || cmd == "sweep" {
 		f.shard.register(fs)
-		fs.group("Target")
-		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
 	}
 	fs.group("SLOs (goodput counts the requests that meet every one given)")
 	fs.DurationVar(&f.sloTTFT, "slo-ttft", 0, "TTFT at most this")
@@ -338,6 +338,9 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 	if cmd != "overhead" {
 		registerStrict(fs, &f.strict)
+	}
+	if cmd == "run" || cmd == "sweep" {
+		f.vllm.register(fs) // hidden, and last: the help's groups count flags
 	}
 }
 
@@ -376,6 +379,9 @@ func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
+	if cmd == "run" || cmd == "sweep" {
+		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
+	}
 }
 
 // registerWorkload adds the flags of what each request asks for.
@@ -445,6 +451,9 @@ func (f *loadFlags) check(fs *flagSet) error {
 	}
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
+	if err := f.vllm.apply(fs, f); err != nil {
+		return err
+	}
 	if err := f.targetFlags.check(); err != nil {
 		return err
 	}
