@@ -120,6 +120,9 @@ func (p *page) charts() []*chart {
 	if c := twinChart(p.twin); c != nil {
 		out = append(out, c)
 	}
+	if p.oneLevel() {
+		return append(out, p.distributions()...)
+	}
 	if c := p.throughput(); c != nil {
 		out = append(out, c)
 	}
