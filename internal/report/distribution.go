@@ -52,7 +52,7 @@ var cdfMetrics = []cdfMetric{
 	{"e2e-cdf", "End-to-end latency (E2E): its distribution", "E2E (s)", "requests", func(tl *analyze.Timeline) (xs, ws []float64) {
 		for _, r := range tl.Sample {
 			if r.OK {
-				xs, ws = append(xs, (r.Done - r.Sent).Seconds()), append(ws, 1)
+				xs, ws = append(xs, (r.Done-r.Sent).Seconds()), append(ws, 1)
 			}
 		}
 		return xs, ws
