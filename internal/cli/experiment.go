@@ -33,9 +33,6 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if err := checkFormat(format); err != nil {
 		return err
 	}
-	if page(format) && e.tty {
-		return pageOnTerminal(cmd, format) // no result file to sit beside
-	}
 	if len(pos) != 1 {
 		return usagef("give one experiment file")
 	}
@@ -61,7 +58,13 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if err != nil {
 		return err
 	}
-	if err := e.render(format, res, ""); err != nil {
+	if page(format) && e.tty {
+		// The page goes into the experiment's folder, the text to the terminal.
+		err = e.pageTo(filepath.Join(dir, "experiment."+format), format, res)
+	} else {
+		err = e.render(format, res, "")
+	}
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {

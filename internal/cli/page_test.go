@@ -67,10 +67,27 @@ func TestPageNeverToTerminal(t *testing.T) {
 			os.Remove(filepath.Join(dir, tc.file))
 			out, errw, code := runTTY(t, tc.args...)
 			b, err := os.ReadFile(filepath.Join(dir, tc.file))
-			if code != 0 || out != "" || err != nil || !bytes.HasPrefix(b, []byte(tc.magic)) || !strings.Contains(errw, tc.file) {
-				t.Errorf("exit %d, stdout %d bytes, %s: %v %.20q; stderr:\n%s", code, len(out), tc.file, err, b, errw)
+			if code != 0 || err != nil || !bytes.HasPrefix(b, []byte(tc.magic)) || !strings.Contains(errw, tc.file) {
+				t.Errorf("exit %d, %s: %v %.20q; stderr:\n%s", code, tc.file, err, b, errw)
+			}
+			// The terminal gets the text report, not the page.
+			if !strings.Contains(out, "| C") || strings.Contains(out, "<html") || strings.Contains(out, "PNG") {
+				t.Errorf("stdout is not the text report:\n%.300s", out)
+			}
+			// A page already there is not replaced without --force.
+			_, errw, code = runTTY(t, tc.args...)
+			if code != exitUsage || !strings.Contains(errw, "--force replaces it") {
+				t.Errorf("again: exit %d, want %d and --force named:\n%s", code, exitUsage, errw)
+			}
+			if _, errw, code = runTTY(t, append(tc.args, "--force")...); code != 0 {
+				t.Errorf("again with --force: exit %d\n%s", code, errw)
 			}
 		})
+	}
+
+	// sweep's text is on the terminal beside the page it wrote.
+	if !strings.Contains(out, "|   2 |") {
+		t.Errorf("sweep --format html on a terminal printed no table:\n%s", out)
 	}
 
 	// Nowhere to sit beside: refused with what to do.

@@ -51,6 +51,10 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if beside {
+		// The terminal gets the text report; the page went to a file.
+		if err := reportEach(ctx, paths, "text", runView{ps, wide, cf.gpus}, e, new([]string)); err != nil {
+			return err
+		}
 		e.saidPage(cf.out, format)
 	}
 	return strictly(strict, withheld)
@@ -140,6 +144,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerFormat(fs, &format)
 	var cf chartFlags
 	fs.StringVarP(&cf.out, "out", "o", "", "write the comparison to this file instead of stdout (a page on a terminal: next to the first file, as NAME-compare.html)")
+	fs.BoolVar(&cf.force, "force", false, "replace the comparison's file (-o, or the page beside the first file) if it exists")
 	pos, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -168,6 +173,15 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if beside {
+		// The terminal gets the text comparison; the page went to a file.
+		if *name != "" {
+			err = compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, "text", e, new([]string))
+		} else {
+			err = compareRuns(ctx, pos, *gpus, *gpu, "text", e, new([]string))
+		}
+		if err != nil {
+			return err
+		}
 		e.saidPage(cf.out, format)
 	}
 	return strictly(strict, withheld)
