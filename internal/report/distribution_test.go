@@ -59,3 +59,24 @@ func TestOneLevelPageShowsDistributions(t *testing.T) {
 		t.Errorf("note %q does not say what the distribution is drawn from", charts[0].Note)
 	}
 }
+
+// Levels more than 4× apart are not joined by a line (two configurations
+// measured at C=1 and C=32 would cross at a C≈3 nobody measured); levels
+// that double are.
+func TestFarLevelsNotJoined(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		levels []int
+		joined bool
+	}{{[]int{1, 32}, false}, {[]int{1, 4, 16, 32}, true}, {[]int{1, 2, 16}, false}} {
+		run := &analyze.Run{}
+		for _, c := range tc.levels {
+			run.Stages = append(run.Stages, analyze.Stage{Stage: summary.Stage{Concurrency: c, OK: 10, AggregateTokS: float64(100 * c)}})
+		}
+		p := &page{runs: []named{{name: "r", run: run}}}
+		c := p.throughput()
+		if c.Series[0].Line != tc.joined || strings.Contains(c.Note, "not joined") == tc.joined {
+			t.Errorf("levels %v: joined %v, note %q; want joined %v", tc.levels, c.Series[0].Line, c.Note, tc.joined)
+		}
+	}
+}

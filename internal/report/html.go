@@ -155,10 +155,14 @@ func (p *page) throughput() *chart {
 	xl, log := p.xLabel()
 	c := &chart{Name: "throughput", Title: "Aggregate output tok/s against load", XLabel: xl, XLog: log, YLabel: "aggregate output tok/s", YZero: true}
 	var notes []string
+	sparse := false
 	for i, n := range p.runs {
 		se := series{Name: n.name, Color: hue(i), Line: true, Markers: true, Marker: markerOf(i)}
 		for _, s := range n.run.Stages {
 			se.Points = append(se.Points, point{X: xOf(n.run, s.Stage), Y: s.AggregateTokS, Tip: fmt.Sprintf("%s, %s: %s tok/s aggregate", n.name, analyze.Label(s.Stage), f1(s.AggregateTokS))})
+		}
+		if apart(se.Points) {
+			se.Line, sparse = false, true
 		}
 		c.Series = append(c.Series, se)
 		if v := n.run.Verdict; v != nil {
@@ -181,6 +185,9 @@ func (p *page) throughput() *chart {
 	}
 	if len(c.Series) == 0 || points(c) == 0 {
 		return nil
+	}
+	if sparse {
+		notes = append(notes, apartNote)
 	}
 	c.Note = strings.Join(notes, " · ")
 	return c
@@ -234,6 +241,9 @@ func (p *page) latencies() []*chart {
 				}
 				if len(p.runs) > 1 && k == 1 {
 					continue // two runs or more: p50 and p99 only, to stay readable
+				}
+				if apart(se.Points) {
+					se.Line, c.Note = false, apartNote
 				}
 				c.Series = append(c.Series, se)
 			}
@@ -576,3 +586,18 @@ func baselineHTML(c *analyze.BaselineComparison) string {
 	}
 	return b.String()
 }
+
+// apart says whether two neighbouring levels of a curve are more than 4×
+// apart: a line between them would draw a curve (and crossings) nobody
+// measured, so their points stand alone.
+func apart(ps []point) bool {
+	for i := 1; i < len(ps); i++ {
+		lo, hi := min(ps[i-1].X, ps[i].X), max(ps[i-1].X, ps[i].X)
+		if lo > 0 && hi/lo > 4 {
+			return true
+		}
+	}
+	return false
+}
+
+const apartNote = "Points more than 4× apart in load are not joined: what lies between them was not measured."
