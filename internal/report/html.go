@@ -37,6 +37,9 @@ type page struct {
 	// sectionsFirst puts the model's own tables (an A/B, a baseline's
 	// arithmetic) right after the summary, above the runs' headlines.
 	sectionsFirst bool
+	// experiment, when the page is one, adds its workloads', overhead's
+	// and soak's charts.
+	experiment *analyze.Experiment
 }
 
 func runName(r *analyze.Run, i int) string {
@@ -83,12 +86,12 @@ func pageOf(result any) (*page, error) {
 			}
 		}
 		if v := r.Verdicts; v != nil {
-			var lines []string
+			// The four answers lead the page, in its summary box.
 			for _, x := range v.All() {
-				lines = append(lines, "<li>"+text(x.Line())+"</li>")
+				p.summary = append(p.summary, x.Line())
 			}
-			p.sections = append(p.sections, "<h2>The four verdicts</h2>\n<ul>\n"+strings.Join(lines, "\n")+"\n</ul>")
 		}
+		p.experiment = r
 		var b strings.Builder
 		ExperimentText(&b, r)
 		p.sections = append(p.sections, "<h2>Configurations</h2>\n<pre>"+text(b.String())+"</pre>")
@@ -129,6 +132,9 @@ func (p *page) charts() []*chart {
 	out = append(out, p.latencies()...)
 	if c := p.pareto(); c != nil {
 		out = append(out, c)
+	}
+	if p.experiment != nil {
+		out = append(out, experimentCharts(p.experiment)...)
 	}
 	return out
 }
@@ -412,7 +418,7 @@ func htmlReporter(result any) (Reporter, error) {
 const pageCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111;max-width:1100px;margin:24px auto;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 8px}td{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}
-td.l{text-align:left}pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
+td.l{text-align:left}pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 svg.chart{width:100%;height:auto;display:block;margin:12px 0}
 .summary{border:2px solid #0072b2;border-radius:6px;background:#f3f8fc;padding:10px 16px;margin:12px 0 20px}
 .summary h2{margin:4px 0 8px;border:0;font-size:17px}.summary .verdict{font-size:15px;font-weight:bold}
