@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,5 +140,29 @@ func TestPeerAliasesExist(t *testing.T) {
 		if fs.FlagSet.Lookup(p.ours) == nil {
 			t.Errorf("%s's --%s is an alias of --%s, which sweep lacks", p.tool, p.name, p.ours)
 		}
+	}
+}
+
+// vLLM's names for the dataset, the result file and the percentiles land
+// on tokperf's: the ShareGPT file's prompts are sent, the records go to
+// the file named, the table shows the percentiles asked.
+func TestVLLMFileAndPercentileAliases(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res := filepath.Join(dir, "vllm-named.jsonl")
+	out, errw, code := runCLI(t, "sweep", "--virtual", "--sim-profile", "tiny", "--max-concurrency", "2", "--num-prompts", "4", "--warmup", "0",
+		"--dataset-name", "sharegpt", "--dataset-path", "../workload/testdata/sharegpt.json", "--result-filename", res, "--metric-percentiles", "50,90")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	if !strings.Contains(out, "p50/p90") || strings.Contains(out, "p50/p99") {
+		t.Errorf("--metric-percentiles 50,90 not taken:\n%s", out)
+	}
+	head, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatalf("--result-filename: %v", err)
+	}
+	if !strings.Contains(string(head), `"prompts":"dataset`) && !strings.Contains(string(head), "sharegpt") {
+		t.Errorf("the result file's header does not name the dataset:\n%.400s", head)
 	}
 }
