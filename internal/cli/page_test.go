@@ -132,3 +132,25 @@ func TestCompareOut(t *testing.T) {
 		}
 	}
 }
+
+// experiment --format html on a terminal writes its page into the
+// experiment's folder and prints its text there, instead of refusing.
+func TestExperimentPageOnTerminal(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	addr := freePort(t)
+	file := filepath.Join(dir, "e.yaml")
+	os.WriteFile(file, []byte("configs:\n  - name: a\n    command: [\""+bin+"\", \"sim\", \"--profile\", \"tiny\", \"--addr\", \""+addr+"\"]\n    url: http://"+addr+
+		"\n    grace_s: 2\nsweep:\n  concurrency: [1, 2]\n  requests: 4\n  output_tokens: 8\ncheck:\n  skip: true\n"), 0o644)
+	var out, errw bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, tty: true, errTTY: true, bench: bench.Env{Getenv: os.Getenv}}
+	code := run(context.Background(), []string{"experiment", file, "-o", filepath.Join(dir, "out"), "--format", "html"}, e)
+	page, err := os.ReadFile(filepath.Join(dir, "out", "experiment.html"))
+	if code != 0 || err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) {
+		t.Fatalf("exit %d, page: %v\n%s\n%s", code, err, out.String(), errw.String())
+	}
+	if !strings.Contains(out.String(), "== the four verdicts") || strings.Contains(out.String(), "<html") {
+		t.Errorf("the terminal did not get the text report:\n%s", out.String())
+	}
+}
