@@ -30,7 +30,6 @@ import (
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
-	"golang.org/x/net/http2"
 )
 
 // Config selects a server, a protocol and the client's transport.
@@ -373,12 +372,15 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 	if dial == nil {
 		dial = Dial
 	}
-	return &http.Client{Transport: &http2.Transport{
-		AllowHTTP:          true,
+	// HTTP/2 with prior knowledge over plain TCP (h2c), as net/http
+	// speaks it since Go 1.24: no TLS, no upgrade.
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{
+		Protocols:          &h2c,
 		DisableCompression: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return dial(ctx, network, addr)
-		},
+		DialContext:        dial,
+		ForceAttemptHTTP2:  true,
 	}}
 }
 

@@ -376,9 +376,7 @@ func TestExperimentHelpListsEveryKey(t *testing.T) {
 	fs := newFlags("sweep")
 	var f loadFlags
 	f.register(fs, "sweep")
-	for _, k := range []string{"concurrency", "dataset", "tokenizer", "extra-body", "header", "cache-prompt", "seed", "duration", "slice", "input-tokens", "endpoint"} {
-		keys = append(keys, k)
-	}
+	keys = append(keys, "concurrency", "dataset", "tokenizer", "extra-body", "header", "cache-prompt", "seed", "duration", "slice", "input-tokens", "endpoint")
 	for _, k := range keys {
 		if !strings.Contains(out, k) {
 			t.Errorf("tokperf help experiment lacks %q", k)

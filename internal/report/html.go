@@ -29,7 +29,6 @@ type page struct {
 	runs     []named
 	baseline *analyze.BaselineComparison
 	sections []string // rendered HTML of the model's own tables
-	lines    []string // warnings, notes, verdicts (each also in its section)
 	twin     *analyze.Twin
 	// summary is the page's own lead lines (a comparison's ratios), above
 	// each run's verdict and key numbers.
