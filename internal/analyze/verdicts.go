@@ -44,6 +44,10 @@ type LoopVerdict struct {
 	// numbers were measured (a stage it rests on cannot be trusted).
 	Withheld string          `json:"withheld,omitempty"`
 	Figures  []VerdictFigure `json:"figures,omitempty"`
+	// Prompts says what the datasets it rests on held (distinct prompts,
+	// length quantiles); empty when it rests on none. Text ends with it,
+	// and so does the line of a verdict withheld.
+	Prompts string `json:"prompts,omitempty"`
 }
 
 // Answered says whether the verdict has an answer to show.
@@ -54,7 +58,11 @@ func (v *LoopVerdict) Answered() bool {
 // Line is the verdict as shown: its text, or why it is withheld.
 func (v *LoopVerdict) Line() string {
 	if v.Withheld != "" {
-		return v.Question + ": withheld — " + v.Withheld
+		line := v.Question + ": withheld — " + v.Withheld
+		if v.Prompts != "" {
+			line += " [" + v.Prompts + "]"
+		}
+		return line
 	}
 	return v.Text
 }
@@ -98,8 +106,8 @@ func (e *Experiment) ComputeVerdicts() *Verdicts {
 				x.Withhold(NotJudged(why))
 			}
 		}
-		if d := e.datasetsOf(x.RestsOn); d != "" {
-			x.Text += " [" + d + "]"
+		if x.Prompts = e.datasetsOf(x.RestsOn); x.Prompts != "" {
+			x.Text += " [" + x.Prompts + "]"
 		}
 		// A figure with no finite value (a stage with nothing finished)
 		// is left out: JSON has no NaN.

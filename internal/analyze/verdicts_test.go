@@ -282,6 +282,12 @@ func TestVerdictSaysItsDataset(t *testing.T) {
 		if v := vs.Representative; !strings.HasSuffix(v.Text, tc.want) || strings.Count(v.Text, "distinct prompts") != 1 {
 			t.Errorf("representative: %s\nwant it to end %q", v.Text, tc.want)
 		}
+		// Withheld, its line still says what it would have rested on.
+		v := vs.Representative
+		v.Withhold("not judged: a starved simulator")
+		if line := v.Line(); line != "representative: withheld — not judged: a starved simulator"+tc.want {
+			t.Errorf("withheld line %q", line)
+		}
 		if v := vs.Configurations; strings.Contains(v.Text, "distinct prompts") {
 			t.Errorf("configurations rests on %v, generated prompts: %s", v.RestsOn, v.Text)
 		}
