@@ -25,6 +25,7 @@ type wireCase struct {
 	Engine    string   `json:"engine"`
 	Endpoint  string   `json:"endpoint"`
 	Status    string   `json:"status"`
+	Error     string   `json:"error"` // what a failed request's error must quote of the server's`
 	Output    int      `json:"output"`
 	Counted   string   `json:"counted"` // usage: the server's count; events: no count, one token per event
 	Prompt    int      `json:"prompt"`
@@ -162,8 +163,8 @@ func checkReplay(t *testing.T, tc wireCase, recs []record.Record, netHTTP bool) 
 	t.Helper()
 	client := map[bool]string{false: "tokperf's client", true: "net/http"}[netHTTP]
 	for i, rec := range recs {
-		if string(rec.Status) != tc.Status {
-			t.Fatalf("%s, request %d: status %q (%s), want %q", client, i, rec.Status, rec.Error, tc.Status)
+		if string(rec.Status) != tc.Status || !strings.Contains(rec.Error, tc.Error) {
+			t.Fatalf("%s, request %d: status %q (%s), want %q quoting %q", client, i, rec.Status, rec.Error, tc.Status, tc.Error)
 		}
 		if rec.Status != record.StatusOK {
 			continue
