@@ -379,6 +379,7 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 	if info.Source == "dataset" {
 		// The file's prompts and, where it gives them, its lengths.
 		out.Input, out.InputTokens = "dataset", 0
+		out.DistinctPrompts, out.PromptLengths, out.OutputLengths = info.Distinct, info.PromptLengths, info.OutputLengths
 		if info.Output == "" || info.FileOutputs > 0 {
 			// Requests ask for the file's lengths, not --output-tokens.
 			out.Output = "dataset"

@@ -130,6 +130,12 @@ type Workload struct {
 	Tokenizer string `json:"tokenizer,omitempty"` // the tokenizer that counted prompts
 	Input     string `json:"input,omitempty"`     // the input length distribution, when not fixed
 	Output    string `json:"output,omitempty"`    // the output length distribution, when not fixed
+	// DistinctPrompts counts a dataset's different prompts, and
+	// PromptLengths and OutputLengths describe its lengths (quantiles of
+	// tokens): what a verdict resting on the dataset had.
+	DistinctPrompts int    `json:"distinct_prompts,omitempty"`
+	PromptLengths   string `json:"prompt_lengths,omitempty"`
+	OutputLengths   string `json:"output_lengths,omitempty"`
 }
 
 // Load is how many requests start and when.
