@@ -8,8 +8,9 @@ import (
 )
 
 // staticcheck (pinned as a tool in go.mod, its checks in staticcheck.conf)
-// finds nothing in any package. It compiles and checks the whole module, a minute or more on two cores, so it runs with
-// TOKPERF_STATICCHECK=1, or TOKPERF_REQUIRE_STATICCHECK=1 (.ci/run).
+// finds nothing in any package. It compiles and checks the whole module,
+// a minute or more on two cores, so it runs with TOKPERF_STATICCHECK=1,
+// or TOKPERF_REQUIRE_STATICCHECK=1 (.ci/run).
 func TestStaticcheck(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("TOKPERF_STATICCHECK") != "1" && os.Getenv("TOKPERF_REQUIRE_STATICCHECK") != "1" {
