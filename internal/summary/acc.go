@@ -142,6 +142,13 @@ func (a *Acc) Add(r *record.Record) {
 	case !counted && r.AskedPromptSource != record.SourceTokenizer:
 		s.PromptEstimated++
 	}
+	switch r.FinishReason {
+	case "":
+	case "length", "limit", "max_tokens":
+		s.LengthFinished++
+	default:
+		s.EarlyFinished++
+	}
 	s.OutputSources[r.OutputSource]++
 	s.ChunkSources[r.ChunkSource]++
 	a.chunks += len(r.Chunks)

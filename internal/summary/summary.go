@@ -79,6 +79,12 @@ type Stage struct {
 	// with the one before (one read, read at once): not the client's lag.
 	CoalescedShare   float64 `json:"coalesced_share,omitempty"`
 	MeanOutputTokens float64 `json:"mean_output_tokens"`
+	// LengthFinished and EarlyFinished count ok requests by their finish
+	// reason: ended at the token limit ("length"; llama.cpp's "limit"), or
+	// by another reason the server stated (EOS, a stop string); requests
+	// with none are in neither. The short-output warning reads them.
+	LengthFinished int `json:"length_finished,omitempty"`
+	EarlyFinished  int `json:"early_finished,omitempty"`
 
 	ClientQueue stats.Dist `json:"client_queue_ms"`
 	// ClientWait is the client queue less the time spent opening new
