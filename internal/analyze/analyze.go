@@ -169,6 +169,13 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
 			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", plural(n, "request"), s.TokensPerChunk)
 		}
+		if n := s.PromptSent; n > 0 {
+			how := "as its tokenizer counted them"
+			if s.PromptEstimated > 0 {
+				how = "estimated from the text where no tokenizer was given"
+			}
+			add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, plural(s.OK, "request"), how)
+		}
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
 			if estimated > 0 {
 				// An estimate cannot accuse the server: several tokens per

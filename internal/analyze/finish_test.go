@@ -41,3 +41,19 @@ func TestShortOutputKnowsEngineAndFinish(t *testing.T) {
 		})
 	}
 }
+
+// Prompts counted from what tokperf sent are said to be so.
+func TestPromptSentIsLabelled(t *testing.T) {
+	t.Parallel()
+	var recs []record.Record
+	for i := range 6 {
+		r := req(i, 1, time.Duration(i)*time.Second, 0, 0, 20)
+		r.PromptSource, r.AskedPromptTokens, r.AskedPromptSource = record.SourceNone, 64, record.SourceTokenizer
+		recs = append(recs, r)
+	}
+	run := situation{setup: record.Setup{Workload: record.Workload{OutputTokens: 20}}, recs: recs}.run()
+	ws := checks(run.Warnings, "prompt_source")
+	if len(ws) != 1 || !strings.Contains(ws[0].Text, "no prompt count for 6 of 6 requests") || run.Stages[0].Stage.PromptTokens != 6*64 {
+		t.Errorf("prompt tokens %d, warnings %v; want 384 and one prompt_source warning", run.Stages[0].Stage.PromptTokens, ws)
+	}
+}

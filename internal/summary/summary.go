@@ -55,6 +55,10 @@ type Stage struct {
 	// PromptEstimated counts ok requests whose prompt length was estimated
 	// by the workload and not counted by the server either.
 	PromptEstimated int `json:"prompt_estimated,omitempty"`
+	// PromptSent counts ok requests whose server sent no prompt count:
+	// their prompt tokens (in PromptTokens and input tok/s) are what
+	// tokperf sent, as its workload counted them (record.Prompt).
+	PromptSent int `json:"prompt_sent,omitempty"`
 
 	AggregateTokS        float64 `json:"aggregate_tok_s"`
 	SteadyTokS           float64 `json:"steady_tok_s"` // 0 when no time had the target in flight
