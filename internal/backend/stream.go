@@ -110,6 +110,9 @@ type stream struct {
 	// first one, to say what a stream that never finished was made of.
 	events int
 	first  []byte
+	// bytes sums the events' data; max is the max tokens asked (0:
+	// unknown), to tell counts no server could have produced.
+	bytes, max int
 }
 
 // Next advances to the next event; false at the end of the stream, on a
@@ -148,6 +151,7 @@ func (s *stream) take(data []byte) bool {
 		s.rec.Done = s.now
 		return false
 	}
+	s.bytes += len(data)
 	if s.events++; s.events == 1 {
 		s.first = append(s.first, data[:min(len(data), 80)]...)
 	}
@@ -195,6 +199,10 @@ func (s *stream) read(p protocol, body io.Reader) {
 	s.ev, s.done = f.open(body), f.done
 	finished := p.read(s)
 	finish(s.rec, finished, s.ev.Err())
+	if why := s.implausible(); why != "" {
+		s.badCount(why)
+		return
+	}
 	if s.rec.Status != record.StatusIncomplete {
 		return
 	}
@@ -209,6 +217,48 @@ func (s *stream) read(p protocol, body io.Reader) {
 	case len(s.rec.Chunks) == 0:
 		s.rec.Error += fmt.Sprintf(": %d events, none with this route's tokens or finish (first: %q)", s.events, s.first)
 	}
+}
+
+// MaxCount bounds any token count a server can state for one request: a
+// prompt of 16M tokens is past every model's context.
+const MaxCount = 1 << 24
+
+// implausible says what in the record's counts no server could have
+// produced, "" when nothing: a count past MaxCount, more output than the
+// max tokens asked (reasoning aside: some servers let it run past), or
+// more visible tokens than bytes of events to carry them.
+func (s *stream) implausible() string {
+	r := s.rec
+	out := max(r.OutputTokens, r.ChunkTokens())
+	switch {
+	case max(out, r.PromptTokens, r.CachedTokens, r.ReasoningTokens) > MaxCount:
+		return fmt.Sprintf("the server stated %d output, %d prompt, %d cached tokens: more than any request holds (%d)", out, r.PromptTokens, r.CachedTokens, MaxCount)
+	case s.max > 0 && out-r.ReasoningTokens > s.max:
+		return fmt.Sprintf("the server stated %d output tokens for max tokens %d (finish reason %q)", out, s.max, r.FinishReason)
+	case out-r.ReasoningTokens > s.bytes:
+		return fmt.Sprintf("the server stated %d output tokens in %d bytes of events: fewer bytes than tokens", out, s.bytes)
+	}
+	return ""
+}
+
+// badCount marks the record as counted impossibly: its error keeps what
+// the server said; its chunks are counted one token each and its output
+// by them, so nothing absurd reaches a figure or the result file.
+func (s *stream) badCount(why string) {
+	r := s.rec
+	if r.Status != record.StatusOK && r.Error != "" {
+		why += "; " + r.Error
+	}
+	r.Status, r.Error = record.StatusBadCount, why
+	for i := range r.Chunks {
+		r.Chunks[i].Tokens = 1
+	}
+	r.OutputTokens, r.OutputSource = len(r.Chunks), record.SourceChunks
+	r.ChunkSource = record.SourceChunks
+	if r.PromptTokens > MaxCount || r.CachedTokens > r.PromptTokens {
+		r.PromptTokens, r.PromptSource, r.CachedTokens = 0, record.SourceNone, 0
+	}
+	r.ReasoningTokens, r.ReasoningSource = min(r.ReasoningTokens, r.OutputTokens), record.SourceNone
 }
 
 // decode unmarshals one event, or marks the record failed on bad JSON.

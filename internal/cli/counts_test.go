@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/memnet"
+)
+
+// A server that claims completion_tokens 9e15 (its stream otherwise a
+// vLLM one) fails the run's requests as bad counts, with no absurd figure,
+// and report reads the file run wrote (issue 37).
+func TestImpossibleCountsRunAndReport(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "r.jsonl")
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`)
+		})
+		mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 4 {
+				fmt.Fprintf(w, `data: {"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" w%d","finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":%d}}`+"\n\n", i, (i+1)*3_000_000_000_000_000)
+			}
+			io.WriteString(w, `data: {"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":"","finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":9000000000000000}}`+"\n\ndata: [DONE]\n\n")
+		})
+		srv := &http.Server{Handler: mux}
+		go srv.Serve(n)
+		var out, errw bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, bench: bench.Env{Dial: n.Dial, Getenv: func(string) string { return "" }, Listen: func(string) (net.Listener, error) { return n, nil }}}
+		code := run(context.Background(), []string{"run", "--url", "http://vllm.test", "-c", "1", "--requests", "3", "--warmup", "0", "--output-tokens", "4", "-o", file}, e)
+		if code == exitOK || strings.Contains(out.String(), "e+19") || !strings.Contains(out.String()+errw.String(), "bad_count") {
+			t.Errorf("exit %d; want a failed run naming bad_count, no absurd figure\nstdout:\n%s\nstderr:\n%s", code, out.String(), errw.String())
+		}
+		srv.Close()
+	})
+	out, errw, code := runCLI(t, "report", file)
+	if code != exitOK && code != exitSomeFailed {
+		t.Errorf("report of run's own file: exit %d\n%s\n%s", code, out, errw)
+	}
+}
