@@ -269,7 +269,9 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 		o.Reason = reason
 		return o
 	}
-	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial}
+	// The experiment's folder is its own (cli refuses one already used
+	// without --force): its files are replaced.
+	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial, Force: true}
 	if reason := runCheck(ctx, f, c, dir, stem, quiet, progress, &o); reason != "" {
 		o.Reason = reason
 		return o

@@ -75,7 +75,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 	setup.Route, setup.Client = raw.Route(), raw.Client()
 	setup.Load = record.Load{Concurrency: cfg.Levels, Requests: cfg.Requests, Warmup: cfg.Warmup, TimeoutS: cfg.Timeout.Seconds()}
 	clock := record.NewClock()
-	out, w, err := create(cfg.Out, "overhead", setup, clock)
+	out, w, err := create(cfg.Out, "overhead", setup, clock, env.force())
 	if err != nil {
 		return nil, err
 	}

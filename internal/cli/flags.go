@@ -290,6 +290,7 @@ type loadFlags struct {
 	stab                              stabilityFlags
 	shard                             shardFlags
 	strict                            bool
+	force                             bool // -o may replace a file already there
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -325,6 +326,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 		outHelp = "result file (default ./tokperf-results/TIMESTAMP-" + cmd + ".jsonl; -: stdout, for kubectl logs, and the report to stderr)"
 	}
 	fs.StringVarP(&f.out, "out", "o", "", outHelp)
+	registerForce(fs, &f.force)
 	registerFormat(fs, &f.format)
 	registerPercentiles(fs, &f.percentiles, &f.wide)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
@@ -388,6 +390,12 @@ func (f *loadFlags) registerWorkload(fs *flagSet) {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
+}
+
+// registerForce adds --force: a result file or experiment folder that -o
+// names and that is there already is replaced only when asked.
+func registerForce(fs *flagSet, force *bool) {
+	fs.BoolVar(force, "force", false, "replace the result file (an experiment's folder) that -o names when it is there already")
 }
 
 func registerFormat(fs *flagSet, format *string) {

@@ -42,6 +42,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		}
 	})
 	benv.Live = liveMode(e.stderr, f.quiet)
+	benv.Force = f.force
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
 		if err != nil {

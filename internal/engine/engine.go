@@ -86,6 +86,7 @@ var table = []Engine{
 			{"/server_info", "version", anyOf("model_path", "tp_size")},
 			{"/get_server_info", "version", anyOf("model_path", "tp_size")},
 			{"/get_model_info", "version", has("model_path", "is_generation")},
+			{"/model_info", "version", has("model_path", "is_generation")}, // newer SGLang's name for it
 		},
 		Native:      true,
 		ChunkTokens: "cumulative meta_info.completion_tokens",
