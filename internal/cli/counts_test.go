@@ -50,3 +50,31 @@ func TestImpossibleCountsRunAndReport(t *testing.T) {
 		t.Errorf("report of run's own file: exit %d\n%s\n%s", code, out, errw)
 	}
 }
+
+// report of an overhead file shows the raw and the chat route apart, the
+// same rows the overhead command printed, not one row of both under the
+// raw route's name (issue 37).
+func TestReportOfOverheadKeepsRoutesApart(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "o.jsonl")
+	live, errw, code := runVirtual(t, "overhead", "-c", "1,2", "--requests", "8", "--output-tokens", "20", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, live, errw)
+	}
+	read, errw, code := runCLI(t, "report", file)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errw)
+	}
+	rows := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "| 1 |") || strings.HasPrefix(l, "| 2 |") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if got, want := rows(read), rows(live); len(want) != 2 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("report's rows:\n%s\nwant the overhead command's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

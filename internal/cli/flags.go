@@ -192,7 +192,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
-	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200; cpu when it runs on the CPU (a comparison then knows it has none)")
 	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
 }
 
