@@ -41,8 +41,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 			fmt.Fprintln(e.stderr, describeShard(sh))
 		}
 	})
-	benv.Live = liveMode(e.stderr, f.quiet)
-	benv.Force = f.force
+	benv.Live, benv.Force = liveMode(e.stderr, f.quiet), f.force
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
 		if err != nil {
