@@ -109,7 +109,8 @@ type stream struct {
 	// events counts the events read, and first keeps the start of the
 	// first one, to say what a stream that never finished was made of.
 	events int
-	first  []byte
+	first  [80]byte
+	firstN int
 	// bytes sums the events' data; max is the max tokens asked (0:
 	// unknown), to tell counts no server could have produced.
 	bytes, max int
@@ -153,7 +154,7 @@ func (s *stream) take(data []byte) bool {
 	}
 	s.bytes += len(data)
 	if s.events++; s.events == 1 {
-		s.first = append(s.first, data[:min(len(data), 80)]...)
+		s.firstN = copy(s.first[:], data) // no allocation per request
 	}
 	return true
 }
@@ -215,7 +216,7 @@ func (s *stream) read(p protocol, body io.Reader) {
 	case s.events == 0:
 		s.rec.Error += ": no event at all"
 	case len(s.rec.Chunks) == 0:
-		s.rec.Error += fmt.Sprintf(": %d events, none with this route's tokens or finish (first: %q)", s.events, s.first)
+		s.rec.Error += fmt.Sprintf(": %d events, none with this route's tokens or finish (first: %q)", s.events, s.first[:s.firstN])
 	}
 }
 
