@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +77,26 @@ func TestReportOfOverheadKeepsRoutesApart(t *testing.T) {
 	}
 	if got, want := rows(read), rows(live); len(want) != 2 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("report's rows:\n%s\nwant the overhead command's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A run against TGI (the simulator's, which ends outputs at EOS as TGI
+// does: tokperf sends it no ignore_eos, it has none) neither claims
+// ignore_eos in its header nor accuses the server of not honouring it
+// (issue 37).
+func TestTGIShortOutputNotAnAccusation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "tgi.yaml")
+	if err := os.WriteFile(p, []byte("name: tgi-eos\nengine: tgi\nmodel: m\neos_probability: 0.1\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errw, code := runVirtual(t, "run", "--sim-profile", p, "-c", "2", "--requests", "24", "--output-tokens", "100", "--seed", "3", "-o", filepath.Join(dir, "r.jsonl"))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	all := out + errw
+	if !strings.Contains(all, "EOS honoured (tgi has no ignore_eos)") || strings.Contains(all, "did not honour") || !strings.Contains(all, "tgi has no ignore_eos, so outputs end at the model's EOS") {
+		t.Errorf("want the header and the warning to know TGI has no ignore_eos:\n%s", all)
 	}
 }
