@@ -585,7 +585,7 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
-	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}}
+	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}, max: req.MaxTokens}
 	s.body.rc, _ = body.(readCounter)
 	if b.cfg.KeepText {
 		var text strings.Builder

@@ -272,8 +272,10 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 	}
 	// Each phase shows its own progress under the configuration: stage
 	// starts and ends, and a live line every few seconds, so no phase (a
-	// soak, the overhead) is minutes of silence.
-	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial, Progress: &indented{w: progress}, Live: ProgressLines, LiveEvery: env.LiveEvery}
+	// soak, the overhead) is minutes of silence. The experiment's folder
+	// is its own (cli refuses one already used without --force): its
+	// files are replaced.
+	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial, Progress: &indented{w: progress}, Live: ProgressLines, LiveEvery: env.LiveEvery, Force: true}
 	if reason := runCheck(ctx, f, c, dir, stem, quiet, progress, &o); reason != "" {
 		o.Reason = reason
 		return o

@@ -454,7 +454,7 @@ func (s *sweep) watchGPUs(ctx context.Context) error {
 // open creates the result file with the setup in its header, the fold
 // and the runner the stages share, and tells the caller the setup.
 func (s *sweep) open(ctx context.Context) error {
-	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.cfg.Stdout)
+	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.env.force(), s.cfg.Stdout)
 	if err != nil {
 		return err
 	}

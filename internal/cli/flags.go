@@ -193,7 +193,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
-	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200; cpu when it runs on the CPU (a comparison then knows it has none)")
 	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
 }
 
@@ -296,6 +296,7 @@ type loadFlags struct {
 	shard                             shardFlags
 	strict                            bool
 	vllm                              vllmFlags
+	force                             bool // -o may replace a file already there
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -331,6 +332,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 		outHelp = "result file (default ./tokperf-results/TIMESTAMP-" + cmd + ".jsonl; -: stdout, for kubectl logs, and the report to stderr)"
 	}
 	fs.StringVarP(&f.out, "out", "o", "", outHelp)
+	registerForce(fs, &f.force)
 	registerFormat(fs, &f.format)
 	registerPercentiles(fs, &f.percentiles, &f.wide)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
@@ -400,6 +402,12 @@ func (f *loadFlags) registerWorkload(fs *flagSet) {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
+}
+
+// registerForce adds --force: a result file or experiment folder that -o
+// names and that is there already is replaced only when asked.
+func registerForce(fs *flagSet, force *bool) {
+	fs.BoolVar(force, "force", false, "replace the result file (an experiment's folder) that -o names when it is there already")
 }
 
 func registerFormat(fs *flagSet, format *string) {

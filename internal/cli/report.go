@@ -87,6 +87,18 @@ func reportEach(ctx context.Context, paths []string, format string, v runView, e
 			fmt.Fprintln(e.stdout)
 		}
 		run.Percentiles, run.Wide = v.ps, v.wide
+		if run.Setup.Command == "overhead" {
+			// Its levels hold both routes' requests: shown apart, as the
+			// overhead command showed them.
+			o, err := bench.ReadOverhead(ctx, run.File)
+			if err != nil {
+				return err
+			}
+			if err := report.Render(e.stdout, format, o); err != nil {
+				return err
+			}
+			continue
+		}
 		if format != "text" {
 			for _, n := range report.Notes(run) {
 				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean
@@ -136,7 +148,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	name := fs.String("baseline", "", "compare one run with a published baseline (tokperf baselines lists them)")
 	file := fs.String("baselines", "", "a YAML file of your own baselines")
 	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
-	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say")
+	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say (cpu: none, it ran on the CPU)")
 	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
 	var strict bool
 	registerStrict(fs, &strict)

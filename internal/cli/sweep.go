@@ -39,7 +39,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 			fmt.Fprintln(e.stderr, describeShard(sh))
 		}
 	})
-	benv.Live = liveMode(e.stderr, f.quiet)
+	benv.Live, benv.Force = liveMode(e.stderr, f.quiet), f.force
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
 		if err != nil {

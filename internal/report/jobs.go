@@ -53,9 +53,12 @@ func CheckText(w io.Writer, r *check.Result) {
 		}
 	}
 	if d := r.Determinism; d != nil {
-		if d.Same {
+		switch {
+		case d.Failed != "":
+			fmt.Fprintf(w, "FAIL greedy determinism not judged: %s\n", d.Failed)
+		case d.Same:
 			fmt.Fprintln(w, "ok   greedy determinism: the same prompt twice at temperature 0 gave the same text")
-		} else {
+		default:
 			fmt.Fprintf(w, "note greedy determinism: the same prompt twice gave different text from word %d (some engines are not deterministic under batching; not a failure)\n", d.Word)
 		}
 	}

@@ -322,6 +322,9 @@ func Describe(s record.Setup) string {
 	eos := "EOS honoured"
 	if s.Workload.IgnoreEOS {
 		eos = "ignore_eos"
+		if !analyze.TakesIgnoreEOS(s.Server.Engine) {
+			eos = "EOS honoured (" + s.Server.Engine + " has no ignore_eos)"
+		}
 	}
 	in, out := fmt.Sprint(s.Workload.InputTokens), fmt.Sprint(s.Workload.OutputTokens)
 	if s.Workload.Input != "" {
