@@ -21,8 +21,8 @@ func secretVar(i int) string { return "TOKPERF_SECRET_" + strconv.Itoa(i) }
 // what it is, for the manifest's head.
 type secretArg struct {
 	before string // the argument before the credential
-	key           string // the Secret's key
-	what          string
+	key    string // the Secret's key
+	what   string
 }
 
 // credentials finds the credentials in bench: header values whose name

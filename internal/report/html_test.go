@@ -65,7 +65,6 @@ func absDiff(a, b uint32) uint32 {
 	return b - a
 }
 
-
 // Every chart of the page is there with its axes' units, and a marker's
 // hover value and data attributes are the model's figure.
 func TestHTMLChartsAndHoverValues(t *testing.T) {
