@@ -21,13 +21,17 @@ import (
 // the counts its server stated (usage, details, timings) or, where it
 // stated none, its token events; see testdata/wire/README.md.
 type wireCase struct {
-	File      string   `json:"file"`
-	Engine    string   `json:"engine"`
-	Endpoint  string   `json:"endpoint"`
-	Status    string   `json:"status"`
-	Error     string   `json:"error"` // what a failed request's error must quote of the server's`
-	Output    int      `json:"output"`
-	Counted   string   `json:"counted"` // usage: the server's count; events: no count, one token per event
+	File     string `json:"file"`
+	Engine   string `json:"engine"`
+	Endpoint string `json:"endpoint"`
+	Status   string `json:"status"`
+	Error    string `json:"error"` // what a failed request's error must quote of the server's`
+	Output   int    `json:"output"`
+	// Counted is where the count comes from: usage (the server's count),
+	// events (no count: one token per event assumed), or one-per-event
+	// (no count, but the protocol streams one token an event: TGI's
+	// native stream, exact).
+	Counted   string   `json:"counted"`
 	Prompt    int      `json:"prompt"`
 	Finish    string   `json:"finish"`
 	Reasoning int      `json:"reasoning"`
@@ -150,7 +154,7 @@ func replayCapture(t *testing.T, tc wireCase, url string, netHTTP bool) []record
 	for i := range 3 {
 		rec := record.New(i)
 		rec.Concurrency = 1
-		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 16}, &rec)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 8192}, &rec)
 		if rec.Status == "" {
 			t.Fatalf("request %d has no status", i)
 		}
@@ -169,10 +173,7 @@ func checkReplay(t *testing.T, tc wireCase, recs []record.Record, netHTTP bool) 
 		if rec.Status != record.StatusOK {
 			continue
 		}
-		source := record.SourceUsage
-		if tc.Counted == "events" {
-			source = record.SourceChunks
-		}
+		source := map[string]record.TokenSource{"usage": record.SourceUsage, "events": record.SourceChunks, "one-per-event": record.SourceContinuous}[tc.Counted]
 		if rec.OutputTokens != tc.Output || rec.OutputSource != source || rec.PromptTokens != tc.Prompt ||
 			rec.FinishReason != tc.Finish || rec.ReasoningTokens != tc.Reasoning {
 			t.Errorf("%s, request %d: output %d from %q, prompt %d, finish %q, reasoning %d; the capture says output %d (%s), prompt %d, finish %q, reasoning %d",
