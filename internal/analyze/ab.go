@@ -312,7 +312,7 @@ func resolution(ms []Metric) string {
 		if math.IsNaN(m.Resolves) || m.Withheld != "" {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("±%.1f%% %s", 100*m.Resolves, shortName(m.Name)))
+		parts = append(parts, Pct(m.Resolves)+" "+shortName(m.Name))
 		unit, units = m.Unit, m.Units
 	}
 	if len(parts) == 0 {
@@ -333,6 +333,14 @@ func Resolution(ms []Metric) string {
 		return ""
 	}
 	return r + "; ask for more repeats (--repeat) to see less"
+}
+
+// Pct is a resolution in words: "±3.1%", "±<0.1%" below a tenth.
+func Pct(r float64) string {
+	if r < 0.0005 {
+		return "±<0.1%"
+	}
+	return fmt.Sprintf("±%.1f%%", 100*r)
 }
 
 func shortName(name string) string {

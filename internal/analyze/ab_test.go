@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/summary"
 )
 
 // abServer is one generated server of the calibration family: its
@@ -286,5 +287,89 @@ func TestABCutByMeasurement(t *testing.T) {
 		ta.log(t, fmt.Sprintf("rounds %d, at most %d blocks: identical", cu.rounds, cu.most))
 		tb := runFamily(t, abPairs(t)/2, 1.03, 2, cu.pair)
 		tb.log(t, fmt.Sprintf("rounds %d, at most %d blocks: ×1.03", cu.rounds, cu.most))
+	}
+}
+
+// repeatRun is a run of one level repeated, each repeat's aggregate
+// given; decode and TTFT follow it.
+func repeatRun(file string, aggs ...float64) *Run {
+	r := &Run{File: file}
+	for i, a := range aggs {
+		st := Stage{Stage: summary.Stage{Concurrency: 8, Repeat: i, Requests: 100, OK: 100, AggregateTokS: a}}
+		st.DecodeTokS.P50, st.TTFT.P50 = a/10, 1000/a
+		r.Stages = append(r.Stages, st)
+	}
+	return r
+}
+
+// compare of two --repeat runs pairs repeat i of A with repeat i of B: the
+// repeats drift together (100, 200, 300 tok/s) and B is 10% above A in
+// each, so the paired ratio is 1.10 with a narrow interval; against B's
+// first repeat alone, as before, A's repeats read 3.3×, 1.65× and 1.1×.
+func TestComparePairsRepeats(t *testing.T) {
+	t.Parallel()
+	a := repeatRun("a.jsonl", 100, 200, 300)
+	b := repeatRun("b.jsonl", 110.5, 219.5, 330.2)
+	c, err := Compare([]*Run{a, b}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Stages) != 1 {
+		t.Fatalf("%d rows for one level repeated 3 times, want 1", len(c.Stages))
+	}
+	for _, m := range c.Stages[0].Metrics[0] {
+		if m.Unit != "repeats" || m.Units != 3 || !(m.Lo > 1 || m.Hi < 1) || !m.Significant {
+			t.Errorf("%s: %+v, want 3 paired repeats and a significant ratio", m.Name, m)
+		}
+		truth := 1.1
+		if m.Name == "TTFT p50 ms" {
+			truth = 1 / 1.1
+		}
+		if !(m.Lo <= truth && truth <= m.Hi) || m.Hi/m.Lo > 1.05 {
+			t.Errorf("%s: [%.3f, %.3f], want a narrow interval around %.3f", m.Name, m.Lo, m.Hi, truth)
+		}
+	}
+	if r := c.Stages[0].Resolution[0]; !strings.Contains(r, "(3 paired repeats)") || !strings.Contains(r, "ask for more repeats") {
+		t.Errorf("resolution %q", r)
+	}
+}
+
+// The experiment's table rests on every repeat, paired, as compare does:
+// its cell is the mean over the repeats (not repeat 1), a best is named
+// only where it is significantly above the others, and a stage measured
+// on a starved simulator is not judged in the table either.
+func TestCompareConfigsRepeatsAndGates(t *testing.T) {
+	t.Parallel()
+	levels := []int{8}
+	cfgs := func(a, b *Run) *Experiment {
+		e := &Experiment{Configs: []ExperimentConfig{{Name: "seed", OK: true, Run: a}, {Name: "seed-mtp", OK: true, Run: b}}}
+		e.CompareConfigs(levels)
+		return e
+	}
+	e := cfgs(repeatRun("a", 100, 200, 300), repeatRun("b", 110.5, 219.5, 330.2))
+	lv := e.Levels[0]
+	if got := lv.Cells[1].AggregateTokS; math.Abs(got-(110.5+219.5+330.2)/3) > 1e-9 {
+		t.Errorf("cell %.1f, want the mean over the repeats", got)
+	}
+	if c := lv.Cells[1]; !c.Significant || c.Unit != "repeats" || c.Units != 3 || c.Resolves == nil {
+		t.Errorf("cell %+v, want a significant ratio over 3 paired repeats", c)
+	}
+	if lv.Best != "seed-mtp" {
+		t.Errorf("best %q (%s), want seed-mtp", lv.Best, lv.NoBest)
+	}
+	if v := e.ComputeVerdicts().Configurations; !strings.Contains(v.Text, "(3 paired repeats)") {
+		t.Errorf("configurations verdict does not say what it resolves: %s", v.Text)
+	}
+	// The same two, drifting apart by chance: no winner.
+	e = cfgs(repeatRun("a", 100, 200, 300), repeatRun("b", 104, 192, 306))
+	if lv := e.Levels[0]; lv.Best != "" || !strings.Contains(lv.NoBest, "do not differ significantly") || lv.Cells[1].Significant {
+		t.Errorf("a winner named without a significant difference: %+v", lv)
+	}
+	// A starved stage: not judged, and no winner.
+	b := repeatRun("b", 110.5, 219.5, 330.2)
+	b.Stages[1].Server = &ServerReading{SimSteps: 1000, SimLateSteps: 500}
+	e = cfgs(repeatRun("a", 100, 200, 300), b)
+	if lv := e.Levels[0]; lv.Best != "" || lv.Cells[1].Withheld == "" || lv.Cells[1].Significant || lv.Cells[1].Ratio != nil {
+		t.Errorf("a starved stage judged: %+v", lv)
 	}
 }

@@ -331,12 +331,6 @@ func failedAll(s *Stage) bool {
 	return s.samples != nil && s.Requests > s.Cancelled && s.OK == 0
 }
 
-func ratioOfSums(ps [][2]float64) float64 {
-	var x, y float64
-	for _, p := range ps {
-		x += p[0]
-		y += p[1]
-	}
 	return x / y
 }
 

@@ -199,7 +199,7 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		}
 		for _, c := range lv.Cells {
 			if c.Resolves != nil && c.Withheld == "" {
-				resolves = append(resolves, fmt.Sprintf("±%.1f%% at C=%d", 100**c.Resolves, lv.C))
+				resolves = append(resolves, fmt.Sprintf("%s at C=%d", analyze.Pct(*c.Resolves), lv.C))
 				unit = fmt.Sprintf("%d %s a side", c.Units, c.Unit)
 				if c.Unit == "repeats" {
 					unit = fmt.Sprintf("%d paired repeats", c.Units)
