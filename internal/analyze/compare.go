@@ -331,9 +331,6 @@ func failedAll(s *Stage) bool {
 	return s.samples != nil && s.Requests > s.Cancelled && s.OK == 0
 }
 
-	return x / y
-}
-
 // CompareSchema names the JSON form of a Comparison and its version.
 const CompareSchema = "tokperf-compare/1"
 
