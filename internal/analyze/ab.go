@@ -142,8 +142,8 @@ func reqsOf(x *Samples) []Req {
 	return rs
 }
 
-// blocks cuts a stage into time blocks: the first and last round of its
-// concurrency are left out where enough remain (the closed loop's ramp-up
+// blocks cuts a stage into time blocks: the first round of its
+// concurrency, then the last, are left out where enough remain (the closed loop's ramp-up
 // sends every slot at once, its drain ends in a shrinking batch), and the
 // span between is cut into equal spans as cut says, each holding the
 // requests that ended in it. Another tool's lists, without times, are cut
@@ -152,8 +152,11 @@ func (cu cut) blocks(s *Stage) []block {
 	rs := reqsOf(s.samples)
 	c := max(s.Concurrency, int(math.Ceil(s.EffectiveConcurrency)), 1)
 	lo, hi := 0, len(rs)
-	if len(rs) > 2*c+minBlocks*cu.rounds*c {
-		lo, hi = c, len(rs)-c
+	if len(rs) >= c+minBlocks*cu.rounds*c {
+		lo = c // the ramp-up first: every slot's first prefill at once
+	}
+	if hi-lo >= c+minBlocks*cu.rounds*c {
+		hi -= c
 	}
 	k := min(cu.most, (hi-lo)/(cu.rounds*c))
 	if k < minBlocks {

@@ -373,3 +373,40 @@ func TestCompareConfigsRepeatsAndGates(t *testing.T) {
 		t.Errorf("a starved stage judged: %+v", lv)
 	}
 }
+
+// Paired repeats over the same family: three repeats a side, repeat i
+// of A against repeat i of B (PairRepeats), on identical servers and on a
+// B truly 3% slower. The nominal 5% test holds its rate, and the interval
+// its truth.
+func TestABRepeatsCalibrated(t *testing.T) {
+	t.Parallel()
+	for _, scale := range []float64{1, 1.03} {
+		t.Run(fmt.Sprintf("%.2f", scale), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(3, uint64(scale*100)))
+			ta := newTally()
+			truth := []float64{1 / scale, 1 / scale, scale}
+			for range abPairs(t) / 2 {
+				s := genServer(r)
+				c := abLevels[r.IntN(len(abLevels))]
+				var as, bs []*Stage
+				for range 3 {
+					as = append(as, abStage(t, s, 1, c, int64(r.Uint32())))
+					bs = append(bs, abStage(t, s, scale, c, int64(r.Uint32())))
+				}
+				ta.add(c, PairRepeats(as, bs), truth)
+			}
+			ta.log(t, fmt.Sprintf("3 paired repeats, B's times ×%.2f", scale))
+			all, sig, tested, covered := 0, 0, 0, 0
+			for _, k := range ta.keys() {
+				all, sig, tested, covered = all+ta.n[k], sig+ta.sig[k], tested+ta.tested[k], covered+ta.covered[k]
+			}
+			if share := float64(sig) / float64(all); scale == 1 && share > 0.07 {
+				t.Errorf("%.1f%% of %d paired comparisons of identical servers called significant, want ≤ 7%%", 100*share, all)
+			}
+			if share := float64(covered) / float64(tested); share < 0.90 {
+				t.Errorf("intervals held the truth in %.1f%% of %d, want ≥ 90%%", 100*share, tested)
+			}
+		})
+	}
+}

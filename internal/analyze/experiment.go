@@ -43,6 +43,9 @@ type ExperimentAsked struct {
 	Baseline string `json:"baseline,omitempty"` // its name or file
 	Repeat   int    `json:"repeat,omitempty"`
 	Restart  bool   `json:"restart,omitempty"`
+	// Interleaved says the configurations' repeats ran in turn, A B A B,
+	// each on a fresh server (repeat: 2 or more with two configurations).
+	Interleaved bool `json:"interleaved,omitempty"`
 }
 
 // ExperimentConfig is one configuration's outcome.

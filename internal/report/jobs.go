@@ -156,6 +156,9 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		base = "the first that passed"
 	}
 	fmt.Fprintf(w, "== comparison (aggregate tok/s; ratio to %s where significant, ~ where not)\n", base)
+	if e.Asked.Interleaved {
+		fmt.Fprintf(w, "(%d repeats, the configurations in turn, A B A B, each on a fresh server; repeat i of each paired)\n", e.Asked.Repeat)
+	}
 	head, sep := "| C |", "|--:|"
 	for _, o := range e.Configs {
 		head += " " + o.Name + " |"
