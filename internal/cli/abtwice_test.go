@@ -11,7 +11,7 @@ import (
 
 // The same experiment of two `tokperf sim` processes (seed and seed-mtp),
 // run twice in a row in real time, gives configuration intervals that
-// overlap at every level both runs judged: an interval that holds from
+// overlap at every level: an interval that holds from
 // one run to the next (issue 36: two experiments five minutes apart read
 // 2.11× [2.03, 2.20] and 1.48× [1.36, 1.62]).
 //
@@ -73,22 +73,19 @@ check:
 	judged := 0
 	for i := range first {
 		x, y := first[i].Cells[1], second[i].Cells[1]
-		if x.Lo != nil && y.Lo != nil {
-			t.Logf("C=%d: %.3f× [%.3f, %.3f], then %.3f× [%.3f, %.3f]", first[i].C, *x.Of, *x.Lo, *x.Hi, *y.Of, *y.Lo, *y.Hi)
-		}
-		if x.Withheld != "" || y.Withheld != "" {
-			// A busy machine's starved simulator or lagging client: the
-			// cell says so instead of a ratio (validity gates).
-			t.Logf("C=%d not judged on this machine: %q, %q", first[i].C, x.Withheld, y.Withheld)
-			continue
-		}
 		if x.Lo == nil || y.Lo == nil {
 			t.Errorf("C=%d: no interval (%+v, %+v)", first[i].C, x, y)
 			continue
 		}
-		judged++
+		t.Logf("C=%d: %.3f× [%.3f, %.3f], then %.3f× [%.3f, %.3f]", first[i].C, *x.Of, *x.Lo, *x.Hi, *y.Of, *y.Lo, *y.Hi)
+		// A busy machine's starved simulator or lagging client withholds
+		// the cell (validity gates); its interval, which widens with the
+		// noise the load adds to the time blocks, must hold all the same.
+		if x.Withheld == "" && y.Withheld == "" {
+			judged++
+		}
 		if *x.Hi < *y.Lo || *y.Hi < *x.Lo {
-			t.Errorf("C=%d: intervals [%.3f, %.3f] and [%.3f, %.3f] of one experiment run twice do not overlap", first[i].C, *x.Lo, *x.Hi, *y.Lo, *y.Hi)
+			t.Errorf("C=%d: intervals [%.3f, %.3f] and [%.3f, %.3f] of one experiment run twice do not overlap (not judged: %q, %q)", first[i].C, *x.Lo, *x.Hi, *y.Lo, *y.Hi, x.Withheld, y.Withheld)
 		}
 	}
 	t.Logf("%d of 2 levels judged in both runs", judged)
