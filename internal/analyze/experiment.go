@@ -229,7 +229,8 @@ func best(sides []expSide) (string, float64, string) {
 		m, why := s.pair(sides[top])
 		switch {
 		case why != "":
-			return "", 0, "not judged: " + why
+			// The reason is the cell's, said once beside the table.
+			return "", 0, fmt.Sprintf("%s against %s not judged", sides[top].name, s.name)
 		case !m.Significant:
 			return "", 0, fmt.Sprintf("%s and %s do not differ significantly (%s)", sides[top].name, s.name, ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)))
 		}
