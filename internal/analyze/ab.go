@@ -31,7 +31,10 @@ var blocking = cut{rounds: 1, most: 10}
 // then share at most a round of steps), and there are at most most of
 // them (more, shorter blocks add degrees of freedom but share more
 // steps with their neighbours).
-type cut struct{ rounds, most int }
+type cut struct {
+	rounds float64
+	most   int
+}
 
 // minBlocks is the fewest blocks a side needs for an interval.
 const minBlocks = 3
@@ -152,13 +155,14 @@ func (cu cut) blocks(s *Stage) []block {
 	rs := reqsOf(s.samples)
 	c := max(s.Concurrency, int(math.Ceil(s.EffectiveConcurrency)), 1)
 	lo, hi := 0, len(rs)
-	if len(rs) >= c+minBlocks*cu.rounds*c {
+	per := max(1, int(math.Ceil(cu.rounds*float64(c)))) // requests a block at least
+	if len(rs) >= c+minBlocks*per {
 		lo = c // the ramp-up first: every slot's first prefill at once
 	}
-	if hi-lo >= c+minBlocks*cu.rounds*c {
+	if hi-lo >= c+minBlocks*per {
 		hi -= c
 	}
-	k := min(cu.most, (hi-lo)/(cu.rounds*c))
+	k := min(cu.most, (hi-lo)/per)
 	if k < minBlocks {
 		return nil
 	}

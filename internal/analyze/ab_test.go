@@ -282,11 +282,11 @@ func TestABCutByMeasurement(t *testing.T) {
 	if os.Getenv("TOKPERF_AB_CUTS") == "" {
 		t.Skip("a measurement, not a check: set TOKPERF_AB_CUTS=1")
 	}
-	for _, cu := range []cut{{1, 10}, {2, 10}, {2, 20}, {4, 10}, {1, 20}} {
+	for _, cu := range []cut{{1, 10}, {0.5, 10}, {0.25, 10}, {2, 10}, {2, 20}, {4, 10}, {1, 20}} {
 		ta := runFamily(t, abPairs(t), 1, 1, cu.pair)
-		ta.log(t, fmt.Sprintf("rounds %d, at most %d blocks: identical", cu.rounds, cu.most))
+		ta.log(t, fmt.Sprintf("rounds %g, at most %d blocks: identical", cu.rounds, cu.most))
 		tb := runFamily(t, abPairs(t)/2, 1.03, 2, cu.pair)
-		tb.log(t, fmt.Sprintf("rounds %d, at most %d blocks: ×1.03", cu.rounds, cu.most))
+		tb.log(t, fmt.Sprintf("rounds %g, at most %d blocks: ×1.03", cu.rounds, cu.most))
 	}
 }
 

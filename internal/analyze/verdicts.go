@@ -321,9 +321,12 @@ func (e *Experiment) configurations() LoopVerdict {
 			cell := lv.Cells[i]
 			v.Figures = append(v.Figures, VerdictFigure{Config: cfg.Name, Against: e.Base, Concurrency: lv.C, Name: "ratio", Value: *cell.Of, Lo: cell.Lo, Hi: cell.Hi, Significant: boolp(cell.Significant)})
 			s := fmt.Sprintf("C=%d %s", lv.C, ratioText(*cell.Of, cell.Lo, cell.Hi))
-			if !cell.Significant {
+			switch {
+			case cell.Withheld != "":
+				s += " (not judged)"
+			case !cell.Significant:
 				s += " (not significant)"
-			} else {
+			default:
 				anySig = true
 				switch {
 				case *cell.Of > 1 && gainAt == 0:
