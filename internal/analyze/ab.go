@@ -259,7 +259,11 @@ func (cu cut) pair(a, b *Stage) []Metric {
 		if len(la) < minBlocks || len(lb) < minBlocks {
 			half = math.NaN()
 		}
-		m.judge(half, "time blocks", min(len(la), len(lb)))
+		unit := "time blocks"
+		if !sampled(a) || !sampled(b) {
+			unit = "" // a file of summaries: nothing to cut
+		}
+		m.judge(half, unit, min(len(la), len(lb)))
 		out = append(out, m)
 	}
 	return out
@@ -333,13 +337,26 @@ func resolution(ms []Metric) string {
 }
 
 // Resolution says what the comparison of one stage could resolve, and
-// how to see less; "" when it has no interval.
+// how to see less; where stages of per-request samples were too short
+// for three time blocks a side, that it resolves nothing; "" for files of
+// summaries, or where the difference is not judged.
 func Resolution(ms []Metric) string {
 	r := resolution(ms)
-	if r == "" {
-		return ""
+	if r != "" {
+		return r + "; ask for more repeats (--repeat) to see less"
 	}
-	return r + "; ask for more repeats (--repeat) to see less"
+	for _, m := range ms {
+		if m.Unit == "time blocks" && m.Withheld == "" && math.IsNaN(m.Resolves) {
+			return "resolves nothing: too few requests for three time blocks of a round each a side; ask for more repeats (--repeat) or more requests (--requests)"
+		}
+	}
+	return ""
+}
+
+// sampled says whether a stage kept its per-request samples.
+func sampled(s *Stage) bool {
+	x := s.samples
+	return x != nil && (len(x.Reqs) > 0 || len(x.Pairs) > 0 || len(x.Decode) > 0 || len(x.TTFT) > 0)
 }
 
 // Pct is a resolution in words: "±3.1%", "±<0.1%" below a tenth.

@@ -178,6 +178,9 @@ func TestCompareVLLMFiles(t *testing.T) {
 			t.Errorf("%s from two rounds a side: %+v, want no interval", m.Name, m)
 		}
 	}
+	if r := c.Stages[0].Resolution[0]; !strings.HasPrefix(r, "resolves nothing: too few requests") {
+		t.Errorf("two rounds a side: resolution %q, want that they resolve nothing", r)
+	}
 	a, err := Read(repeated(t, filepath.Join("testdata", "vllm-detailed.json"), 4))
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +222,9 @@ func TestCompareVLLMFiles(t *testing.T) {
 	}
 	var out strings.Builder
 	report.Pairs(&out, c)
+	if r := c.Stages[0].Resolution[0]; r != "" {
+		t.Errorf("summaries compared: resolution %q, want none (nothing to cut into blocks)", r)
+	}
 	if !strings.Contains(out.String(), "| 16 | aggregate tok/s | 627.2 | 940.8 | 1.50× (not tested) |") {
 		t.Errorf("summaries compared: the ratio is not shown untested:\n%s", out.String())
 	}

@@ -131,7 +131,12 @@ func resolutionLines(c *analyze.Comparison, bi int) []string {
 	var out []string
 	for _, st := range c.Stages {
 		if bi-1 < len(st.Resolution) && st.Resolution[bi-1] != "" {
-			out = append(out, fmt.Sprintf("C=%s %s", st.Label, strings.TrimSuffix(st.Resolution[bi-1], "; ask for more repeats (--repeat) to see less")))
+			r := st.Resolution[bi-1]
+			if strings.HasPrefix(r, "resolves nothing") {
+				out = append(out, fmt.Sprintf("C=%s %s", st.Label, r))
+				continue
+			}
+			out = append(out, fmt.Sprintf("C=%s %s", st.Label, strings.TrimSuffix(r, "; ask for more repeats (--repeat) to see less")))
 		}
 	}
 	if len(out) > 0 {
