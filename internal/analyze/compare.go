@@ -12,7 +12,6 @@ import (
 
 	"github.com/tokperf/tokperf/internal/baseline"
 	"github.com/tokperf/tokperf/internal/record"
-	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -338,9 +337,16 @@ type Metric struct {
 	Name        string
 	A, B        float64
 	Ratio       float64 // B / A
-	Lo, Hi      float64 // 95% interval of the ratio, when bootstrapped (else NaN)
-	P           float64 // Mann–Whitney p, when tested (else NaN)
+	Lo, Hi      float64 // 95% interval of the ratio (else NaN)
+	P           float64 // a test's p where one was made without an interval (else NaN)
 	Significant bool
+	// Resolves is the least relative difference the comparison could
+	// have told from none (the interval's half width, 0.04 for ±4%);
+	// Unit is what varied independently ("repeats" or "time blocks")
+	// and Units how many of them the interval rests on.
+	Resolves float64
+	Unit     string
+	Units    int
 	// Withheld, when set, is why the difference is not judged: a stage of
 	// either side was not measured validly (Significant is then false).
 	Withheld string
@@ -357,65 +363,30 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 		Hi          *float64 `json:"ratio_hi,omitempty"`
 		P           *float64 `json:"p,omitempty"`
 		Significant bool     `json:"significant"`
+		Resolves    *float64 `json:"resolves,omitempty"`
+		Unit        string   `json:"unit,omitempty"`
+		Units       int      `json:"units,omitempty"`
 		Withheld    string   `json:"withheld,omitempty"`
-	}{m.Name, finite(m.A), finite(m.B), finite(m.Ratio), finite(m.Lo), finite(m.Hi), finite(m.P), m.Significant, m.Withheld})
+	}{m.Name, finite(m.A), finite(m.B), finite(m.Ratio), finite(m.Lo), finite(m.Hi), finite(m.P), m.Significant, finite(m.Resolves), m.Unit, m.Units, m.Withheld})
 }
 
-// Pair compares two runs' stages of the same key: aggregate tok/s
-// (bootstrap interval of the ratio), and per-request decode tok/s and TTFT
-// (medians, Mann–Whitney U). A difference is significant only when the test
-// says so (METRICS.md §4). Both stages need their samples (Fold.KeepSamples).
+// Pair compares two runs' stages of the same key: aggregate tok/s,
+// decode tok/s p50 and TTFT p50, each ratio with a 95% interval from the
+// stages' time blocks (pairBlocks), never from requests as if they were
+// independent: they share the batch's steps (METRICS.md, "Error model").
+// A difference is significant only when its interval leaves out 1. Both
+// stages need their samples (Fold.KeepSamples).
 func Pair(a, b *Stage) []Metric {
-	sa, sb := a.Stage, b.Stage
-	xa, xb := a.samples, b.samples
-	if xa == nil {
-		xa = &Samples{}
-	}
-	if xb == nil {
-		xb = &Samples{}
-	}
-	// The interval comes from resampling requests in the Little's-law
-	// estimate (Σ tokens / Σ latency), scaled onto the measured ratio; the
-	// bootstrap is seeded by the stage, so a comparison is reproducible.
-	pa, pb := xa.Pairs, xb.Pairs
-	seed := uint64(sa.Concurrency)
-	if sa.Rate > 0 {
-		seed = uint64(math.Float64bits(sa.Rate))
-	}
-	lo, hi := stats.RatioCI(pa, pb, 2000, seed)
-	agg := Metric{Name: "aggregate tok/s", A: sa.AggregateTokS, B: sb.AggregateTokS, P: math.NaN()}
-	agg.Ratio = agg.B / agg.A
-	if est := ratioOfSums(pb) / ratioOfSums(pa); est > 0 {
-		lo, hi = lo*agg.Ratio/est, hi*agg.Ratio/est
-	}
-	agg.Lo, agg.Hi = lo, hi
-	agg.Significant = !(lo <= 1 && hi >= 1)
+	out := pairBlocks(a, b)
+	agg := &out[0]
+	na, nb := a.samples != nil && len(a.samples.Pairs) > 0, b.samples != nil && len(b.samples.Pairs) > 0
 	switch {
-	case len(pa) > 0 && len(pb) == 0 && failedAll(b):
+	case na && !nb && failedAll(b):
 		// Every request of B failed where A's finished: a drop to 0 tok/s
 		// is no sampling accident, whatever the test could say.
 		agg.Ratio, agg.Lo, agg.Hi, agg.Significant = 0, 0, 0, true
-	case len(pa) == 0 && len(pb) > 0 && failedAll(a):
+	case !na && nb && failedAll(a):
 		agg.Ratio, agg.Lo, agg.Hi, agg.Significant = math.Inf(1), math.Inf(1), math.Inf(1), true
-	case len(pa) == 0 || len(pb) == 0:
-		// Another tool's file holds no per-request samples: no interval,
-		// and nothing is called significant without a test.
-		agg.Lo, agg.Hi, agg.Significant = math.NaN(), math.NaN(), false
-	}
-	out := []Metric{agg}
-	for _, m := range []struct {
-		name   string
-		xa, xb []float64
-		dist   func(s summary.Stage) float64
-	}{
-		{"decode tok/s p50", xa.Decode, xb.Decode, func(s summary.Stage) float64 { return s.DecodeTokS.P50 }},
-		{"TTFT p50 ms", xa.TTFT, xb.TTFT, func(s summary.Stage) float64 { return s.TTFT.P50 }},
-	} {
-		_, p := stats.MannWhitney(m.xa, m.xb)
-		v := Metric{Name: m.name, A: m.dist(sa), B: m.dist(sb), P: p, Lo: math.NaN(), Hi: math.NaN()}
-		v.Ratio = v.B / v.A
-		v.Significant = p < 0.05
-		out = append(out, v)
 	}
 	return out
 }
@@ -424,15 +395,6 @@ func Pair(a, b *Stage) []Metric {
 // measured requests of which none finished ok.
 func failedAll(s *Stage) bool {
 	return s.samples != nil && s.Requests > s.Cancelled && s.OK == 0
-}
-
-func ratioOfSums(ps [][2]float64) float64 {
-	var x, y float64
-	for _, p := range ps {
-		x += p[0]
-		y += p[1]
-	}
-	return x / y
 }
 
 // CompareSchema names the JSON form of a Comparison and its version.
@@ -460,6 +422,9 @@ type ComparedStage struct {
 	Concurrency int        `json:"concurrency"`
 	Rate        float64    `json:"rate,omitempty"`
 	Metrics     [][]Metric `json:"metrics"`
+	// Resolution says, per B, the least difference the comparison could
+	// resolve and how to see less ("" where it has no interval).
+	Resolution []string `json:"resolution,omitempty"`
 }
 
 // PairFairness is the setup comparison of A with one B.
@@ -484,23 +449,31 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	for i, r := range runs {
 		fl[i] = flaws(r)
 	}
-	for i := range runs[0].Stages {
-		a := &runs[0].Stages[i]
-		row := ComparedStage{Label: stageLabel(a.Stage), Concurrency: a.Concurrency, Rate: a.Rate}
+	keys, byA := byKey(runs[0])
+	byB := make([]map[StageKey][]*Stage, len(runs))
+	for i, r := range runs[1:] {
+		_, byB[i+1] = byKey(r)
+	}
+	for _, k := range keys {
+		as := byA[k]
+		row := ComparedStage{Label: stageLabel(as[0].Stage), Concurrency: k.Concurrency, Rate: k.Rate}
 		for bi, r := range runs[1:] {
-			b := r.Find(a.Key())
-			if b == nil {
-				row.Metrics = nil
+			bs := byB[bi+1][k]
+			if bs == nil {
+				row.Metrics, row.Resolution = nil, nil
 				break
 			}
-			ms := Pair(a, b)
-			if why := pairWithheld(runs[0], fl[0], a, r, fl[bi+1], b); why != "" {
+			// Repeat i of A against repeat i of B: the repeats are the
+			// units that vary independently (PairRepeats).
+			ms := PairRepeats(as, bs)
+			if why := repeatsWithheld(runs[0], fl[0], as, r, fl[bi+1], bs); why != "" {
 				for j := range ms {
 					ms[j].Significant, ms[j].Withheld = false, why
 				}
-				c.Notes = append(c.Notes, Label(a.Stage)+": "+NotJudged(why))
+				c.Notes = append(c.Notes, Label(as[0].Stage)+": "+NotJudged(why))
 			}
 			row.Metrics = append(row.Metrics, ms)
+			row.Resolution = append(row.Resolution, Resolution(ms))
 		}
 		if row.Metrics != nil {
 			c.Stages = append(c.Stages, row)
@@ -536,6 +509,19 @@ func pairWithheld(ra *Run, fa map[string][]Flaw, a *Stage, rb *Run, fb map[strin
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// repeatsWithheld is why an A/B of a level's repeats is not judged: the
+// first pair of repeats where either was not measured validly; "" when
+// all stand.
+func repeatsWithheld(ra *Run, fa map[string][]Flaw, as []*Stage, rb *Run, fb map[string][]Flaw, bs []*Stage) string {
+	n := max(1, min(len(as), len(bs)))
+	for i := range n {
+		if why := pairWithheld(ra, fa, as[i], rb, fb, bs[i]); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // stageLabel is a stage's name in a comparison's first column: its

@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"fmt"
+
 	"github.com/tokperf/tokperf/internal/check"
+	"github.com/tokperf/tokperf/internal/stats"
 )
 
 // ExperimentSchema names the JSON form of an Experiment and its version.
@@ -40,6 +43,9 @@ type ExperimentAsked struct {
 	Baseline string `json:"baseline,omitempty"` // its name or file
 	Repeat   int    `json:"repeat,omitempty"`
 	Restart  bool   `json:"restart,omitempty"`
+	// Interleaved says the configurations' repeats ran in turn, A B A B,
+	// each on a fresh server (repeat: 2 or more with two configurations).
+	Interleaved bool `json:"interleaved,omitempty"`
 }
 
 // ExperimentConfig is one configuration's outcome.
@@ -89,67 +95,145 @@ type WorkloadRun struct {
 type ExperimentLevel struct {
 	C     int              `json:"concurrency"`
 	Cells []ExperimentCell `json:"cells"` // one per configuration, in file order
-	Best  string           `json:"best,omitempty"`
+	// Best is the configuration with the highest aggregate, named only
+	// where it is significantly above every other (else empty, and NoBest
+	// says why).
+	Best string `json:"best,omitempty"`
 	// BestTokS is the best configuration's aggregate tok/s.
 	BestTokS float64 `json:"best_tok_s,omitempty"`
+	NoBest   string  `json:"no_best,omitempty"`
 }
 
 // ExperimentCell is one configuration at one level.
 type ExperimentCell struct {
-	Failed        bool     `json:"failed"`
+	Failed bool `json:"failed"`
+	// AggregateTokS is the mean over the configuration's repeats.
 	AggregateTokS float64  `json:"aggregate_tok_s"`
 	Ratio         *float64 `json:"ratio,omitempty"` // to the base, where significant
 	// Of is the ratio to the base whether or not it is significant, with
-	// the 95% interval (bootstrap over requests).
+	// the 95% interval (paired repeats, else time blocks: PairRepeats).
 	Of          *float64 `json:"ratio_all,omitempty"`
 	Lo          *float64 `json:"ratio_lo,omitempty"`
 	Hi          *float64 `json:"ratio_hi,omitempty"`
 	Significant bool     `json:"significant"`
 	Base        bool     `json:"base"` // this cell is the base of its level
+	// Resolves is the least difference from the base the comparison
+	// could resolve (0.04: ±4%), Unit and Units what it rests on.
+	Resolves *float64 `json:"resolves,omitempty"`
+	Unit     string   `json:"unit,omitempty"`
+	Units    int      `json:"units,omitempty"`
+	// Withheld is why the difference is not judged: a stage of either
+	// side was not measured validly (the verdicts' gates).
+	Withheld string `json:"withheld,omitempty"`
+}
+
+// expSide is one configuration's stages at a level, every repeat.
+type expSide struct {
+	name   string
+	run    *Run
+	fl     map[string][]Flaw
+	stages []*Stage
+}
+
+// pair compares two configurations' repeats at a level under the
+// verdicts' validity gates.
+func (a expSide) pair(b expSide) (Metric, string) {
+	m := PairRepeats(a.stages, b.stages)[0]
+	why := repeatsWithheld(a.run, a.fl, a.stages, b.run, b.fl, b.stages)
+	if why != "" {
+		m.Significant = false
+	}
+	return m, why
 }
 
 // CompareConfigs fills the experiment's levels: each configuration that
-// passed against the first that passed (aggregate tok/s, with the ratio
-// where the difference is significant), and the best at each level.
-// Runs need their samples (Fold.KeepSamples).
+// passed against the first that passed (aggregate tok/s over every
+// repeat, repeat i paired with repeat i, with the ratio where the
+// difference is significant and judged), and the best at each level
+// where it is significantly the best. Runs need their samples
+// (Fold.KeepSamples).
 func (e *Experiment) CompareConfigs(levels []int) {
 	e.Levels, e.Passed, e.Base = nil, 0, ""
+	fl := map[string]map[string][]Flaw{}
 	for _, c := range e.Configs {
 		if c.OK && c.Run != nil {
 			e.Passed++
 			if e.Base == "" {
 				e.Base = c.Name
 			}
+			fl[c.Name] = flaws(c.Run)
 		}
 	}
 	for _, c := range levels {
 		lv := ExperimentLevel{C: c}
-		var base *Stage
+		var base *expSide
+		var sides []expSide
 		for _, cfg := range e.Configs {
 			if !cfg.OK || cfg.Run == nil {
 				lv.Cells = append(lv.Cells, ExperimentCell{Failed: true})
 				continue
 			}
-			st := cfg.Run.Find(StageKey{Concurrency: c})
+			_, by := byKey(cfg.Run)
+			side := expSide{name: cfg.Name, run: cfg.Run, fl: fl[cfg.Name], stages: by[StageKey{Concurrency: c}]}
 			cell := ExperimentCell{}
-			if st != nil {
-				cell.AggregateTokS = st.AggregateTokS
+			if side.stages != nil {
+				var xs []float64
+				for _, st := range side.stages {
+					xs = append(xs, st.AggregateTokS)
+				}
+				cell.AggregateTokS, _, _ = stats.MeanCI(xs)
+				sides = append(sides, side)
 			}
 			if base == nil {
-				base, cell.Base = st, true
-			} else if st != nil {
-				m := Pair(base, st)[0]
-				cell.Significant = m.Significant
+				if side.stages != nil {
+					base = &side
+				}
+				cell.Base = true
+			} else if side.stages != nil {
+				m, why := base.pair(side)
+				cell.Significant, cell.Withheld = m.Significant, why
 				cell.Of, cell.Lo, cell.Hi = finite(m.Ratio), finite(m.Lo), finite(m.Hi)
+				cell.Resolves, cell.Unit, cell.Units = finite(m.Resolves), m.Unit, m.Units
 				if m.Significant {
 					cell.Ratio = &m.Ratio
 				}
 			}
-			if cell.AggregateTokS > lv.BestTokS {
-				lv.Best, lv.BestTokS = cfg.Name, cell.AggregateTokS
-			}
 			lv.Cells = append(lv.Cells, cell)
 		}
+		lv.Best, lv.BestTokS, lv.NoBest = best(sides)
 		e.Levels = append(e.Levels, lv)
 	}
+}
+
+// best names the configuration with the highest aggregate where its
+// difference from every other is significant and judged; otherwise it
+// says why there is none.
+func best(sides []expSide) (string, float64, string) {
+	if len(sides) == 0 {
+		return "", 0, "no configuration measured this level"
+	}
+	top, tok := 0, -1.0
+	for i, s := range sides {
+		var xs []float64
+		for _, st := range s.stages {
+			xs = append(xs, st.AggregateTokS)
+		}
+		if m, _, _ := stats.MeanCI(xs); m > tok {
+			top, tok = i, m
+		}
+	}
+	for i, s := range sides {
+		if i == top {
+			continue
+		}
+		m, why := s.pair(sides[top])
+		switch {
+		case why != "":
+			// The reason is the cell's, said once beside the table.
+			return "", 0, fmt.Sprintf("%s against %s not judged", sides[top].name, s.name)
+		case !m.Significant:
+			return "", 0, fmt.Sprintf("%s and %s do not differ significantly (%s)", sides[top].name, s.name, ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)))
+		}
+	}
+	return sides[top].name, tok, ""
 }

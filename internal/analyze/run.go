@@ -95,6 +95,10 @@ type Samples struct {
 	Pairs  [][2]float64
 	Decode []float64
 	TTFT   []float64
+	// Reqs are the same requests with their end times, in the order they
+	// came, for the time blocks of an A/B (nil for another tool's lists,
+	// whose order then stands in for time).
+	Reqs []Req
 }
 
 // Samples are the stage's per-request values, nil unless the Fold kept them.
@@ -174,15 +178,20 @@ func (f *Fold) Add(r *record.Record) {
 	if s.samples == nil || r.Warmup || !r.OK() {
 		return
 	}
+	q := Req{Done: r.Done.Seconds(), Tokens: float64(r.OutputTokens), Latency: math.NaN(), TTFT: math.NaN(), Decode: math.NaN()}
 	if lat, ok := r.E2E(); ok {
 		s.samples.Pairs = append(s.samples.Pairs, [2]float64{float64(r.OutputTokens), lat.Seconds()})
+		q.Latency = lat.Seconds()
 	}
 	if d, ok := r.DecodeTokS(); ok {
 		s.samples.Decode = append(s.samples.Decode, d)
+		q.Decode = d
 	}
 	if ttft, ok := r.TTFT(); ok {
 		s.samples.TTFT = append(s.samples.TTFT, record.Ms(ttft))
+		q.TTFT = record.Ms(ttft)
 	}
+	s.samples.Reqs = append(s.samples.Reqs, q)
 }
 
 // Metrics takes server /metrics samples; each names its stage.

@@ -2,11 +2,12 @@ package analyze
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/baseline"
+	"github.com/tokperf/tokperf/internal/stats"
 )
 
 // Verdicts are an experiment's four answers, the seed article's four weak
@@ -254,21 +255,21 @@ func (e *Experiment) representative() LoopVerdict {
 		for _, w := range runs[1:] {
 			v.RestsOn = append(v.RestsOn, c.Name+"/workload "+w.Name)
 			top := ""
-			for _, sa := range base.Run.Stages {
-				if sa.Repeat > 0 || sa.Rate > 0 {
+			keys, byBase := byKey(base.Run)
+			_, byW := byKey(w.Run)
+			for _, k := range keys {
+				if k.Rate > 0 || byW[k] == nil {
 					continue
 				}
-				sb := w.Run.Find(sa.Key())
-				if sb == nil {
-					continue
-				}
-				m := Pair(&sa, sb)[0]
+				// Every repeat, paired, as compare does.
+				sa, sb := byBase[k][0], byW[k][0]
+				m := PairRepeats(byBase[k], byW[k])[0]
 				answered = true
 				for _, x := range []struct {
 					wl string
 					st *Stage
 					r  *Run
-				}{{base.Name, &sa, base.Run}, {w.Name, sb, w.Run}} {
+				}{{base.Name, sa, base.Run}, {w.Name, sb, w.Run}} {
 					f := VerdictFigure{Config: c.Name, Workload: x.wl, Concurrency: sa.Concurrency, Name: "aggregate_tok_s", Value: x.st.AggregateTokS}
 					f.Lo, f.Hi = aggregateCI(x.st)
 					if rep := repeatOf(x.r, sa.Concurrency); rep != nil {
@@ -284,7 +285,7 @@ func (e *Experiment) representative() LoopVerdict {
 					mark = "significant"
 					differ = true
 				}
-				top = fmt.Sprintf("C=%d %s %s vs %s %s tok/s = %s, %s", sa.Concurrency, w.Name, aggText(sb), base.Name, aggText(&sa), ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)), mark)
+				top = fmt.Sprintf("C=%d %s %s vs %s %s tok/s = %s, %s", sa.Concurrency, w.Name, aggText(sb), base.Name, aggText(sa), ratioText(m.Ratio, finite(m.Lo), finite(m.Hi)), mark)
 			}
 			if top == "" {
 				top = fmt.Sprintf("%s shares no level with %s", w.Name, base.Name)
@@ -310,32 +311,17 @@ func (e *Experiment) representative() LoopVerdict {
 	return v
 }
 
-// aggregateCI is a 95% interval of a stage's aggregate tok/s: the
-// bootstrap over its requests of the Little's-law estimate (Σ tokens /
-// Σ latency), scaled onto the measured aggregate, as Pair's interval of a
-// ratio is; seeded by the level, so it is reproducible. Nil without samples.
+// aggregateCI is a 95% interval of a stage's aggregate tok/s from its
+// time blocks (Student's t on the logarithms of their throughputs, as an
+// A/B's: METRICS.md, "Error model"), centred on the measured aggregate.
+// Nil where the stage has too few requests for blocks.
 func aggregateCI(s *Stage) (lo, hi *float64) {
-	if s.samples == nil || len(s.samples.Pairs) < 2 {
+	logs := logsOf(abFigures[0], blocking.blocks(s))
+	if len(logs) < minBlocks || !(s.AggregateTokS > 0) {
 		return nil, nil
 	}
-	ps := s.samples.Pairs
-	est := ratioOfSums(ps)
-	if !(est > 0) {
-		return nil, nil
-	}
-	r := rand.New(rand.NewPCG(uint64(s.Concurrency), 0xa99))
-	const reps = 1000
-	xs := make([]float64, reps)
-	for i := range xs {
-		var x, y float64
-		for range ps {
-			p := ps[r.IntN(len(ps))]
-			x, y = x+p[0], y+p[1]
-		}
-		xs[i] = x / y * s.AggregateTokS / est
-	}
-	slices.Sort(xs)
-	return finite(xs[reps*25/1000]), finite(xs[reps*975/1000-1])
+	_, half, _ := stats.MeanCI(logs)
+	return finite(s.AggregateTokS * math.Exp(-half)), finite(s.AggregateTokS * math.Exp(half))
 }
 
 // aggText is a stage's aggregate with its interval: "1452.4 [1401.2, 1503.9]".
@@ -391,9 +377,12 @@ func (e *Experiment) configurations() LoopVerdict {
 			cell := lv.Cells[i]
 			v.Figures = append(v.Figures, VerdictFigure{Config: cfg.Name, Against: e.Base, Concurrency: lv.C, Name: "ratio", Value: *cell.Of, Lo: cell.Lo, Hi: cell.Hi, Significant: boolp(cell.Significant)})
 			s := fmt.Sprintf("C=%d %s", lv.C, ratioText(*cell.Of, cell.Lo, cell.Hi))
-			if !cell.Significant {
+			switch {
+			case cell.Withheld != "":
+				s += " (not judged)"
+			case !cell.Significant:
 				s += " (not significant)"
-			} else {
+			default:
 				anySig = true
 				switch {
 				case *cell.Of > 1 && gainAt == 0:
@@ -415,6 +404,9 @@ func (e *Experiment) configurations() LoopVerdict {
 		case lossAt > 0:
 			where = "a loss, never a significant gain"
 		}
+		if r := e.resolves(i); r != "" {
+			where += "; " + r
+		}
 		parts = append(parts, fmt.Sprintf("%s / %s aggregate tok/s: %s; %s", cfg.Name, e.Base, strings.Join(cells, ", "), where))
 	}
 	v.Answer = "same"
@@ -423,6 +415,31 @@ func (e *Experiment) configurations() LoopVerdict {
 	}
 	v.Text = "configurations: " + strings.Join(parts, " | ")
 	return v
+}
+
+// resolves says what configuration i's comparison with the base could
+// resolve, level by level: "resolves ±1.2% at C=1, ±3.4% at C=8 (3 paired
+// repeats)"; "" where no level has an interval.
+func (e *Experiment) resolves(i int) string {
+	var parts []string
+	unit := ""
+	for _, lv := range e.Levels {
+		if i >= len(lv.Cells) || lv.Cells[i].Resolves == nil {
+			continue
+		}
+		c := lv.Cells[i]
+		parts = append(parts, fmt.Sprintf("%s at C=%d", Pct(*c.Resolves), lv.C))
+		unit = fmt.Sprintf("%d %s", c.Units, c.Unit)
+		if c.Unit == "repeats" {
+			unit = fmt.Sprintf("%d paired repeats", c.Units)
+		} else {
+			unit += " a side"
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "resolves " + strings.Join(parts, ", ") + " (" + unit + ")"
 }
 
 // fair is each configuration against the file's baseline: the arithmetic

@@ -59,12 +59,14 @@ func TestVerdictsNotAsked(t *testing.T) {
 }
 
 // B/A per level with its interval: B is twice as fast per request at C=1
-// and a quarter slower at C=32 (the MTP shape), the same at C=8.
+// and a quarter slower at C=32 (the MTP shape), the same at C=8 (the same
+// requests: two draws of one server differ by chance, and a 5% test says
+// so one time in twenty).
 func TestVerdictConfigurationsGainTurnsIntoLoss(t *testing.T) {
 	t.Parallel()
 	levels := []int{1, 8, 32}
 	a := runOf(levels, []float64{50, 40, 20}, 1)
-	b := runOf(levels, []float64{100, 40, 15}, 7)
+	b := runOf(levels, []float64{100, 40, 15}, 1)
 	e := &Experiment{Configs: []ExperimentConfig{{Name: "seed", OK: true, Run: a}, {Name: "seed-mtp", OK: true, Run: b}}}
 	e.CompareConfigs(levels)
 	v := e.ComputeVerdicts().Configurations

@@ -91,8 +91,13 @@ func Experiment(ctx context.Context, plan *ExperimentPlan, dir string, env *Env)
 		res.Workloads = append(res.Workloads, experiment.WorkloadName(w))
 	}
 	rounds := 1
-	if f.Restart {
-		rounds = f.Repeat // A B A B …, each on a fresh server
+	if f.Repeat > 1 && (f.Restart || len(f.Configs) > 1) {
+		// A B A B …, each on a fresh server: where configurations are
+		// compared, repeat i of each ran next to the other's, so a drift
+		// of the machine falls on both sides of a pair (METRICS.md,
+		// "Error model").
+		rounds = f.Repeat
+		res.Asked.Interleaved = len(f.Configs) > 1
 	}
 	byConfig := make([][]analyze.ExperimentConfig, len(f.Configs))
 	for r := range rounds {
@@ -290,7 +295,7 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 			out = filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", stem, safeName(w.Name)))
 			fmt.Fprintf(progress, "workload %s (seed %d) ...\n", w.Name, seed)
 		}
-		run, reason := sweepOne(ctx, c, p, w, seed, out, f.Restart, f.Repeat, quiet)
+		run, reason := sweepOne(ctx, c, p, w, seed, out, rounds > 1, f.Repeat, quiet)
 		if reason != "" {
 			o.Reason = reason
 			if w.Name != "" {

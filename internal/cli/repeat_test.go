@@ -11,11 +11,22 @@ import (
 	"testing"
 )
 
-// repeat: with restart_between_repeats runs the configurations in turn,
-// A B A B, each repeat on a freshly started server, and folds each
-// configuration's repeats into one run with its spread across them.
+// repeat: with two configurations runs them in turn, A B A B, each repeat
+// on a freshly started server, whether or not restart_between_repeats
+// asks for it (a comparison pairs repeat i of each), folds each
+// configuration's repeats into one run with its spread across them, and
+// compares the configurations over the paired repeats.
 func TestExperimentRepeatsRestarted(t *testing.T) {
 	t.Parallel()
+	for _, restart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			t.Parallel()
+			experimentRepeats(t, restart)
+		})
+	}
+}
+
+func experimentRepeats(t *testing.T, restart bool) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	var yaml strings.Builder
@@ -26,7 +37,10 @@ func TestExperimentRepeatsRestarted(t *testing.T) {
 		addr := freePort(t)
 		fmt.Fprintf(&yaml, "  - name: %s\n    command: [\"${TOKPERF}\", \"sim\", \"--profile\", %q, \"--addr\", %q]\n    url: http://%s\n    ready_timeout_s: 20\n    grace_s: 2\n", c.name, p, addr, addr)
 	}
-	yaml.WriteString("sweep:\n  concurrency: [1, 2]\n  requests: 4\n  output_tokens: 20\ncheck:\n  skip: true\nrepeat: 2\nrestart_between_repeats: true\n")
+	yaml.WriteString("sweep:\n  concurrency: [1, 2]\n  requests: 4\n  output_tokens: 20\ncheck:\n  skip: true\nrepeat: 2\n")
+	if restart {
+		yaml.WriteString("restart_between_repeats: true\n")
+	}
 	file := filepath.Join(dir, "exp.yaml")
 	os.WriteFile(file, []byte(yaml.String()), 0o644)
 	cmd := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out"), "--format", "json")
@@ -41,6 +55,13 @@ func TestExperimentRepeatsRestarted(t *testing.T) {
 		t.Errorf("order %v, want a1 b1 a2 b2 (A B A B, restarted)\n%s", order, stderr.String())
 	}
 	var res struct {
+		Asked  struct{ Interleaved bool }
+		Levels []struct {
+			Cells []struct {
+				Unit  string
+				Units int
+			}
+		}
 		Configs []struct {
 			Name  string
 			OK    bool
@@ -62,6 +83,14 @@ func TestExperimentRepeatsRestarted(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if !res.Asked.Interleaved || len(res.Levels) != 2 {
+		t.Errorf("asked %+v, %d levels: want interleaved, two levels", res.Asked, len(res.Levels))
+	}
+	for _, lv := range res.Levels {
+		if c := lv.Cells[1]; c.Unit != "repeats" || c.Units != 2 {
+			t.Errorf("cell %+v: want the configurations compared over 2 paired repeats", c)
+		}
 	}
 	for _, c := range res.Configs {
 		if !c.OK || len(c.Run.Stages) != 4 || len(c.Run.Repeats) != 2 || c.Run.Repeats[0].N != 2 || c.Run.Repeats[0].Figures[0].Lo == nil || len(c.Run.Repeats[0].Figures[0].Values) != 2 {

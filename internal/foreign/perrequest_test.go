@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,19 +122,74 @@ func slower(t *testing.T) string {
 	return path
 }
 
+// repeated is a vLLM file with every per-request list k times over (its
+// counts too): ten requests at C=4 are two rounds, too few for the blocks
+// an A/B's interval rests on (METRICS.md, "Error model").
+func repeated(t *testing.T, path string, k int) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for key, v := range m {
+		switch x := v.(type) {
+		case []any:
+			var all []any
+			for range k {
+				all = append(all, x...)
+			}
+			m[key] = all
+		case float64:
+			if key == "num_prompts" || key == "completed" || key == "failed" || strings.HasPrefix(key, "total_") || key == "duration" {
+				m[key] = x * float64(k)
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "repeated-"+filepath.Base(path))
+	if err := os.WriteFile(out, mustJSON(t, m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // compare tests the per-request lists of two vLLM files as it tests its
 // own runs' samples; two files of summaries show their ratios untested.
 func TestCompareVLLMFiles(t *testing.T) {
 	t.Parallel()
-	a, err := Read(filepath.Join("testdata", "vllm-detailed.json"))
+	// Two rounds at C=4 cannot be cut into blocks: shown, not tested.
+	short, err := Read(filepath.Join("testdata", "vllm-detailed.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Read(slower(t))
+	shortB, err := Read(slower(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := analyze.Compare([]*analyze.Run{a, b}, 0, "")
+	c, err := analyze.Compare([]*analyze.Run{short, shortB}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Stages[0].Metrics[0] {
+		if m.Significant || !math.IsNaN(m.Lo) {
+			t.Errorf("%s from two rounds a side: %+v, want no interval", m.Name, m)
+		}
+	}
+	if r := c.Stages[0].Resolution[0]; !strings.HasPrefix(r, "resolves nothing: too few requests") {
+		t.Errorf("two rounds a side: resolution %q, want that they resolve nothing", r)
+	}
+	a, err := Read(repeated(t, filepath.Join("testdata", "vllm-detailed.json"), 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(repeated(t, slower(t), 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = analyze.Compare([]*analyze.Run{a, b}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +222,9 @@ func TestCompareVLLMFiles(t *testing.T) {
 	}
 	var out strings.Builder
 	report.Pairs(&out, c)
+	if r := c.Stages[0].Resolution[0]; r != "" {
+		t.Errorf("summaries compared: resolution %q, want none (nothing to cut into blocks)", r)
+	}
 	if !strings.Contains(out.String(), "| 16 | aggregate tok/s | 627.2 | 940.8 | 1.50× (not tested) |") {
 		t.Errorf("summaries compared: the ratio is not shown untested:\n%s", out.String())
 	}

@@ -86,7 +86,7 @@ func Baseline(w io.Writer, c *analyze.BaselineComparison) {
 func Pairs(w io.Writer, c *analyze.Comparison) {
 	names := c.Files
 	fmt.Fprintf(w, "B / A for each metric (A = %s); ~ where the difference is not significant\n", names[0])
-	fmt.Fprintln(w, "(aggregate: 95% bootstrap interval of the ratio; per-request medians: Mann–Whitney U, p < 0.05)")
+	fmt.Fprintln(w, "("+abMethod+")")
 	fmt.Fprintln(w)
 	for bi := 1; bi < len(names); bi++ {
 		if len(names) > 2 {
@@ -103,6 +103,9 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 			}
 		}
 		fmt.Fprintln(w)
+		for _, l := range resolutionLines(c, bi) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintln(w, "note: "+n)
@@ -116,6 +119,30 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 		}
 		Fields(w, "A", "B", f.Fields, f.Verdict)
 	}
+}
+
+// abMethod says how an A/B's intervals are formed (METRICS.md, "Error
+// model").
+const abMethod = "95% interval of each ratio from what varies independently: repeat i of A paired with repeat i of B, else each stage's time blocks (its first and last round left out); never its requests as independent draws"
+
+// resolutionLines say, for B number bi, what each stage's comparison
+// could resolve, then how to see less; none where no stage has an interval.
+func resolutionLines(c *analyze.Comparison, bi int) []string {
+	var out []string
+	for _, st := range c.Stages {
+		if bi-1 < len(st.Resolution) && st.Resolution[bi-1] != "" {
+			r := st.Resolution[bi-1]
+			if strings.HasPrefix(r, "resolves nothing") {
+				out = append(out, fmt.Sprintf("C=%s %s", st.Label, r))
+				continue
+			}
+			out = append(out, fmt.Sprintf("C=%s %s", st.Label, strings.TrimSuffix(r, "; ask for more repeats (--repeat) to see less")))
+		}
+	}
+	if len(out) > 0 {
+		out = append(out, "ask for more repeats (--repeat) to see less", "")
+	}
+	return out
 }
 
 func ratioCell(m analyze.Metric) string {

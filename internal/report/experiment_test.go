@@ -80,7 +80,9 @@ func TestExperimentVerdictsInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := got.Verdicts["configurations"]
-	if len(got.Verdicts) != 4 || len(c.Figures) != 2 || c.Figures[0].Lo == nil || c.Figures[0].Hi == nil || got.Verdicts["fair"].Withheld == "" || len(c.RestsOn) != 2 {
+	// The fixture's four requests a level are too few for time blocks:
+	// its ratios come without an interval (METRICS.md, "Error model").
+	if len(got.Verdicts) != 4 || len(c.Figures) != 2 || c.Figures[0].Lo != nil || got.Verdicts["fair"].Withheld == "" || len(c.RestsOn) != 2 {
 		t.Errorf("json verdicts: %s", out.String())
 	}
 }

@@ -159,6 +159,9 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		base = "the first that passed"
 	}
 	fmt.Fprintf(w, "== comparison (aggregate tok/s; ratio to %s where significant, ~ where not)\n", base)
+	if e.Asked.Interleaved {
+		fmt.Fprintf(w, "(%d repeats, the configurations in turn, A B A B, each on a fresh server; repeat i of each paired)\n", e.Asked.Repeat)
+	}
 	head, sep := "| C |", "|--:|"
 	for _, o := range e.Configs {
 		head += " " + o.Name + " |"
@@ -166,7 +169,8 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 	}
 	fmt.Fprintln(w, head+" best |")
 	fmt.Fprintln(w, sep+"---|")
-	var verdicts []string
+	var verdicts, nobest, resolves, notJudged []string
+	unit := ""
 	for _, lv := range e.Levels {
 		row := fmt.Sprintf("| %d |", lv.C)
 		for _, c := range lv.Cells {
@@ -176,6 +180,8 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 				continue
 			case c.Base:
 				row += fmt.Sprintf(" %.1f |", c.AggregateTokS)
+			case c.Withheld != "":
+				row += fmt.Sprintf(" %.1f (not judged) |", c.AggregateTokS)
 			case c.Ratio != nil:
 				row += fmt.Sprintf(" %.1f (%.2f×) |", c.AggregateTokS, *c.Ratio)
 			default:
@@ -189,14 +195,37 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 		fmt.Fprintln(w, row+" "+best+" |")
 		if lv.Best != "" {
 			verdicts = append(verdicts, fmt.Sprintf("C=%d: %s (%.1f tok/s)", lv.C, lv.Best, lv.BestTokS))
+		} else if lv.NoBest != "" {
+			nobest = append(nobest, fmt.Sprintf("C=%d: %s", lv.C, lv.NoBest))
 		}
+		for i, c := range lv.Cells {
+			if c.Withheld != "" {
+				notJudged = append(notJudged, fmt.Sprintf("C=%d %s: %s", lv.C, e.Configs[i].Name, analyze.NotJudged(c.Withheld)))
+			}
+		}
+		for _, c := range lv.Cells {
+			if c.Resolves != nil && c.Withheld == "" {
+				resolves = append(resolves, fmt.Sprintf("%s at C=%d", analyze.Pct(*c.Resolves), lv.C))
+				unit = fmt.Sprintf("%d %s a side", c.Units, c.Unit)
+				if c.Unit == "repeats" {
+					unit = fmt.Sprintf("%d paired repeats", c.Units)
+				}
+				break
+			}
+		}
+	}
+	if len(resolves) > 0 {
+		fmt.Fprintf(w, "this comparison resolves %s (%s); ask for more repeats to see less\n", strings.Join(resolves, ", "), unit)
+	}
+	for _, n := range notJudged {
+		fmt.Fprintln(w, n)
 	}
 	for _, o := range e.Configs {
 		if !o.OK {
 			fmt.Fprintf(w, "%s: FAILED — %s\n", o.Name, o.Reason)
 		}
 	}
-	fmt.Fprintln(w, bestLine(e, verdicts))
+	fmt.Fprintln(w, bestLine(e, verdicts, nobest))
 	if v := e.Verdicts; v != nil {
 		fmt.Fprintln(w, "\n== the four verdicts")
 		for _, x := range v.All() {
@@ -207,10 +236,12 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 
 // bestLine is the verdict of the comparison: the best configuration at
 // each level.
-func bestLine(e *analyze.Experiment, verdicts []string) string {
+func bestLine(e *analyze.Experiment, verdicts, nobest []string) string {
 	switch {
-	case len(verdicts) == 0:
+	case len(verdicts) == 0 && e.Passed == 0:
 		return "verdict: no configuration passed"
+	case len(verdicts) == 0:
+		return "verdict: no configuration is significantly the best at any level (" + strings.Join(nobest, "; ") + ")"
 	case e.ChecksSkipped:
 		return "verdict: the best configuration, by level (correctness checks skipped: none was checked): " + strings.Join(verdicts, "; ")
 	case e.CheckMode == "report":

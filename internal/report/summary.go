@@ -137,7 +137,7 @@ func compareSummary(c *analyze.Comparison) []string {
 // the notes and each pair's setup differences.
 func pairsHTML(c *analyze.Comparison) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<h2>A/B comparison</h2>\n<p>B / A for each metric (A = %s); ~ where the difference is not significant (aggregate: 95%% bootstrap interval of the ratio; per-request medians: Mann–Whitney U, p &lt; 0.05).</p>\n", text(c.Files[0]))
+	fmt.Fprintf(&b, "<h2>A/B comparison</h2>\n<p>B / A for each metric (A = %s); ~ where the difference is not significant (%s).</p>\n", text(c.Files[0]), text(abMethod))
 	for bi := 1; bi < len(c.Files); bi++ {
 		if len(c.Files) > 2 {
 			fmt.Fprintf(&b, "<h3>B = %s</h3>\n", text(c.Files[bi]))
@@ -157,6 +157,11 @@ func pairsHTML(c *analyze.Comparison) string {
 			}
 		}
 		b.WriteString("</table>\n")
+		for _, l := range resolutionLines(c, bi) {
+			if l != "" {
+				fmt.Fprintf(&b, "<p>%s</p>\n", text(l))
+			}
+		}
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "<p class=\"warn\">note: %s</p>\n", text(n))

@@ -262,11 +262,11 @@ func nanIfEmpty(d stats.Dist) float64 {
 
 func compareTable(c *analyze.Comparison) *Table {
 	t := &Table{Title: "B / A (A = " + c.Files[0] + ")"}
-	t.Columns = []Column{{"B", "", -1}, {"stage", "", -1}, {"metric", "", -1}, {"A", "", 1}, {"B value", "", 1}, {"ratio", "", 3}, {"ratio lo95", "", 3}, {"ratio hi95", "", 3}, {"p", "", 3}, {"significant", "", -1}}
+	t.Columns = []Column{{"B", "", -1}, {"stage", "", -1}, {"metric", "", -1}, {"A", "", 1}, {"B value", "", 1}, {"ratio", "", 3}, {"ratio lo95", "", 3}, {"ratio hi95", "", 3}, {"p", "", 3}, {"significant", "", -1}, {"resolves", "", 3}}
 	for _, st := range c.Stages {
 		for bi, ms := range st.Metrics {
 			for _, m := range ms {
-				t.Rows = append(t.Rows, []any{c.Files[bi+1], st.Label, m.Name, m.A, m.B, m.Ratio, m.Lo, m.Hi, m.P, m.Significant})
+				t.Rows = append(t.Rows, []any{c.Files[bi+1], st.Label, m.Name, m.A, m.B, m.Ratio, m.Lo, m.Hi, m.P, m.Significant, m.Resolves})
 			}
 		}
 	}
@@ -353,10 +353,10 @@ func selftestTable(s *analyze.Selftest) *Table {
 
 func experimentTable(e *analyze.Experiment) *Table {
 	t := &Table{Title: "experiment"}
-	t.Columns = []Column{{"concurrency", "", 0}, {"config", "", -1}, {"aggregate", "tok/s", 1}, {"ratio", "", 2}, {"significant", "", -1}, {"failed", "", -1}}
+	t.Columns = []Column{{"concurrency", "", 0}, {"config", "", -1}, {"aggregate", "tok/s", 1}, {"ratio", "", 2}, {"significant", "", -1}, {"resolves", "", 3}, {"failed", "", -1}}
 	for _, lv := range e.Levels {
 		for i, c := range lv.Cells {
-			t.Rows = append(t.Rows, []any{lv.C, e.Configs[i].Name, c.AggregateTokS, c.Ratio, c.Significant, c.Failed})
+			t.Rows = append(t.Rows, []any{lv.C, e.Configs[i].Name, c.AggregateTokS, c.Ratio, c.Significant, c.Resolves, c.Failed})
 		}
 	}
 	for _, c := range e.Configs {

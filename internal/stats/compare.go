@@ -38,6 +38,10 @@ func meanVar(xs []float64) (mean, variance float64) {
 	return mean, variance
 }
 
+// T975 is the 97.5% quantile of Student's t with df degrees of freedom:
+// the half width of a 95% interval is T975(df) standard errors.
+func T975(df float64) float64 { return t975(df) }
+
 // t975Table is Student's t 97.5% quantile for 1..30 degrees of freedom.
 var t975Table = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
