@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,10 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	}
 	if v != nil && v.Kind == "rising" && len(beyond) == 0 {
 		suggest = []int{v.To * 3 / 2, v.To * 2}
+		if cp := run.RunningCap(); cp.N > 0 {
+			// no level past the server's cap, as the verdict's advice
+			suggest = slices.Compact([]int{min(suggest[0], cp.N), min(suggest[1], cp.N)})
+		}
 	}
 	if len(beyond)+len(suggest) == 0 {
 		return

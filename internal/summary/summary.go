@@ -58,6 +58,9 @@ type Stage struct {
 
 	AggregateTokS        float64 `json:"aggregate_tok_s"`
 	SteadyTokS           float64 `json:"steady_tok_s"` // 0 when no time had the target in flight
+	// AggregateSpread is the aggregate's relative standard error from the
+	// stage's time blocks: the noise a difference between levels must beat.
+	AggregateSpread float64 `json:"aggregate_spread,omitempty"`
 	InputTokS            float64 `json:"input_tok_s"`
 	TotalTokS            float64 `json:"total_tok_s"`
 	RequestsPerS         float64 `json:"requests_per_s"`
