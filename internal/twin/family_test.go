@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/twin"
+	"github.com/tokperf/tokperf/internal/workload"
 )
 
 // server is one generated deployment: a simulator profile, the workload
@@ -301,4 +303,38 @@ func scoreServer(t *testing.T, s server, i int) []familyCase {
 		}
 	}
 	return out
+}
+
+// What an SGLang server states in /server_info (its running cap, prefill
+// chunk and KV pool) is the twin's, not a guess: the profile carries it,
+// the notes say so, and a level past the stated cap queues in the
+// prediction as it does on the server, inside a narrow interval.
+func TestFitTakesTheStatedLimits(t *testing.T) {
+	t.Parallel()
+	skipUnderRace(t)
+	prof := filepath.Join(t.TempDir(), "stated.yaml")
+	if err := os.WriteFile(prof, []byte("name: stated\nengine: sglang\nmax_running: 24\nchunked_prefill: 512\nkv_tokens: 400000\ndecode: {linear: {a_ms: 5, c_ms: 0.1}}\nprefill: {per_token_us: 10}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := workload.Synthetic{InputTokens: 600, OutputTokens: 32, IgnoreEOS: true, Seed: 1}
+	f, err := twin.Fit(input(t, sweep(t, prof, w, []int{1, 4, 16})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Profile()
+	if p.MaxRunning != 24 || p.ChunkedPrefill != 512 || p.KVTokens != 400000 {
+		t.Errorf("fitted max_running %d, chunked_prefill %d, kv_tokens %d; the server stated 24, 512, 400000", p.MaxRunning, p.ChunkedPrefill, p.KVTokens)
+	}
+	notes := strings.Join(f.Model().Notes, "\n")
+	for _, want := range []string{"max_running 24: stated by the server", "chunked_prefill 512: stated by the server"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	pred := f.Predict([]int{64}, twin.Options{})
+	truth := input(t, sweep(t, prof, w, []int{64})).Stages[0]
+	ttft, _ := pred[0].Figure("TTFT p50 ms")
+	if !ttft.Covers(truth.TTFT.P50) || ttft.Wide() {
+		t.Errorf("C=64 past the stated cap: TTFT p50 %.1f (%.1f–%.1f), measured %.1f", ttft.Value, ttft.Lo, ttft.Hi, truth.TTFT.P50)
+	}
 }
