@@ -9,6 +9,7 @@ import (
 // prediction; from three it does (a number, or the level to measure).
 func TestVerdictQuotesTheTwinFromThreeLevels(t *testing.T) {
 	t.Parallel()
+	skipTwinUnderRace(t) // a race build makes no twin during a sweep
 	for _, tc := range []struct {
 		levels string
 		quoted bool
