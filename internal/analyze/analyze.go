@@ -301,8 +301,18 @@ type Verdict struct {
 	// Peak is the level of the highest aggregate tok/s.
 	Peak int `json:"peak,omitempty"`
 	// Knee is where a two-segment fit of aggregate tok/s against C (on log
-	// scales) bends (0 when there are too few levels or no bend).
+	// scales) bends (0 when there are too few levels or no bend): where
+	// scaling slows, not where it stops.
 	Knee int `json:"knee,omitempty"`
+	// Saturated is the level past which no doubling of concurrency gained
+	// Saturation (or the server's cap, Cap); 0 unless the kind is
+	// saturated.
+	Saturated int  `json:"saturated_at,omitempty"`
+	Cap       *Cap `json:"cap,omitempty"`
+	// Noise is the relative standard error of the ratio of the peak's
+	// aggregate to the last level's, from their time blocks: a peak must
+	// beat it (0: not measured).
+	Noise float64 `json:"noise,omitempty"`
 	// Steps describes each step between levels: throughput gain against
 	// concurrency gain, and what it cost each request.
 	Steps []Step `json:"steps,omitempty"`
@@ -350,7 +360,19 @@ func PerDoubling(a, b summary.Stage) float64 {
 // Scaling judges how throughput scales: from the last two levels (still
 // rising, saturated, or past the peak), with the knee of the curve and
 // each step's efficiency, always with the numbers.
-func Scaling(stages []summary.Stage) Verdict {
+func Scaling(stages []summary.Stage) Verdict { return ScalingCapped(stages, Cap{}) }
+
+// Cap is a running cap the server stated or showed: it runs at most N
+// requests at once, so a level past N only queues.
+type Cap struct {
+	N    int    `json:"n"`
+	From string `json:"from"` // where it was read: "/props total_slots"
+}
+
+// ScalingCapped is Scaling for a server with running cap cp (N 0: none
+// known): a sweep that reached the cap is saturated there, and no advice
+// names a level past it.
+func ScalingCapped(stages []summary.Stage, cp Cap) Verdict {
 	levels := closedLevels(stages)
 	if len(levels) < 2 {
 		if len(stages) >= 2 {
@@ -358,52 +380,121 @@ func Scaling(stages []summary.Stage) Verdict {
 		}
 		return Verdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
 	}
-	var v Verdict
-	for i := 1; i < len(levels); i++ {
-		a, b := levels[i-1], levels[i]
-		cg, tg := float64(b.Concurrency)/float64(a.Concurrency), b.AggregateTokS/a.AggregateTokS
-		st := Step{From: a.Concurrency, To: b.Concurrency, TokSGain: tg, ConcGain: cg, Efficiency: (tg - 1) / (cg - 1), DecodeChange: b.DecodeTokS.Mean/a.DecodeTokS.Mean - 1}
-		st.Text = fmt.Sprintf("C=%d→%d: %.2f× tok/s for %.2g× concurrency (%s efficient), decode tok/s per request %s",
-			a.Concurrency, b.Concurrency, tg, cg, pct(100*st.Efficiency, false), pct(100*st.DecodeChange, true))
-		v.Steps = append(v.Steps, st)
-	}
-	v.Knee = knee(levels)
+	v := Verdict{Steps: steps(levels), Knee: knee(levels)}
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
-	change := b.AggregateTokS/a.AggregateTokS - 1
-	perDoubling := PerDoubling(a, b)
+	v.Change, v.PerDoubling = b.AggregateTokS/a.AggregateTokS-1, PerDoubling(a, b)
 	step := fmt.Sprintf("aggregate %+.0f%% from C=%d to C=%d (%.1f → %.1f tok/s, %+.0f%% per doubling)",
-		100*change, a.Concurrency, b.Concurrency, a.AggregateTokS, b.AggregateTokS, 100*perDoubling)
+		100*v.Change, a.Concurrency, b.Concurrency, a.AggregateTokS, b.AggregateTokS, 100*v.PerDoubling)
 	best := levels[0]
 	for _, s := range levels {
 		if s.AggregateTokS > best.AggregateTokS {
 			best = s
 		}
 	}
-	decodeFell := 100 * (1 - b.DecodeTokS.Mean/a.DecodeTokS.Mean)
-	v.From, v.To, v.Change, v.PerDoubling, v.Peak = a.Concurrency, b.Concurrency, change, perDoubling, best.Concurrency
+	v.From, v.To, v.Peak = a.Concurrency, b.Concurrency, best.Concurrency
+	v.Noise = noise(best, b)
+	peak := best.Concurrency != b.Concurrency && best.AggregateTokS > b.AggregateTokS*(1+Saturation)
 	switch {
-	case perDoubling >= Saturation:
+	case cp.N > 0 && b.Concurrency >= cp.N:
+		v.Kind, v.Saturated, v.Cap = "saturated", cp.N, &cp
+		v.Text = fmt.Sprintf("saturated at C=%d, the server's cap: it runs at most %d requests (%s), so a level past it only queues; %s", cp.N, cp.N, cp.From, step)
+	case v.PerDoubling >= Saturation:
 		v.Kind = "rising"
-		v.Text = fmt.Sprintf("not saturated: %s; try C=%d and C=%d", step, b.Concurrency*3/2, b.Concurrency*2)
-	case best.Concurrency != b.Concurrency && best.AggregateTokS > b.AggregateTokS*(1+Saturation):
+		v.Text = fmt.Sprintf("not saturated: %s; %s", step, tryNext(b.Concurrency, cp))
+	case peak && beats(best, b, v.Noise):
 		v.Kind = "past_peak"
-		v.Text = fmt.Sprintf("over-saturated: %s; the peak was C=%d (%.1f tok/s)", step, best.Concurrency, best.AggregateTokS)
+		v.Text = fmt.Sprintf("over-saturated: %s; the peak was C=%d (%.1f tok/s, %+.0f%% above C=%d%s)", step, best.Concurrency, best.AggregateTokS, 100*(best.AggregateTokS/b.AggregateTokS-1), b.Concurrency, noiseText(v.Noise, "beyond"))
 	default:
 		v.Kind = "saturated"
-		near := a.Concurrency
-		if v.Knee > 0 {
-			near = v.Knee
+		v.Text = saturatedText(&v, levels, step)
+		if peak {
+			v.Text += fmt.Sprintf("; C=%d read %+.0f%% above C=%d, within the noise between the levels%s: not a peak", best.Concurrency, 100*(best.AggregateTokS/b.AggregateTokS-1), b.Concurrency, noiseText(v.Noise, "of"))
 		}
-		moved := fmt.Sprintf("fell %.0f%%", decodeFell)
-		if math.Round(decodeFell) < 0 {
-			moved = fmt.Sprintf("rose %.0f%%", -decodeFell)
-		}
-		v.Text = fmt.Sprintf("saturated near C≈%d: %s while decode tok/s per request %s (%.1f → %.1f)", near, step, moved, a.DecodeTokS.Mean, b.DecodeTokS.Mean)
 	}
 	if v.Knee > 0 {
 		v.Text += fmt.Sprintf("; the curve bends at C≈%d", v.Knee)
 	}
 	return v
+}
+
+// steps describes each step between levels.
+func steps(levels []summary.Stage) []Step {
+	var out []Step
+	for i := 1; i < len(levels); i++ {
+		a, b := levels[i-1], levels[i]
+		cg, tg := float64(b.Concurrency)/float64(a.Concurrency), b.AggregateTokS/a.AggregateTokS
+		st := Step{From: a.Concurrency, To: b.Concurrency, TokSGain: tg, ConcGain: cg, Efficiency: (tg - 1) / (cg - 1), DecodeChange: b.DecodeTokS.Mean/a.DecodeTokS.Mean - 1}
+		st.Text = fmt.Sprintf("C=%d→%d: %.2f× tok/s for %.2g× concurrency (%s efficient), decode tok/s per request %s",
+			a.Concurrency, b.Concurrency, tg, cg, pct(100*st.Efficiency, false), pct(100*st.DecodeChange, true))
+		out = append(out, st)
+	}
+	return out
+}
+
+// tryNext is the advice of a rising verdict: the levels 1.5× and 2× the
+// last, none past the server's cap.
+func tryNext(c int, cp Cap) string {
+	next := []int{c * 3 / 2, c * 2}
+	if cp.N > 0 {
+		next = []int{min(c*3/2, cp.N), min(c*2, cp.N)}
+		if next[0] == next[1] {
+			return fmt.Sprintf("try C=%d, the server's cap (%s)", cp.N, cp.From)
+		}
+	}
+	return fmt.Sprintf("try C=%d and C=%d", next[0], next[1])
+}
+
+// saturatedText names the level past which no step gained Saturation per
+// doubling, and what throughput remained above it.
+func saturatedText(v *Verdict, levels []summary.Stage, step string) string {
+	k := len(levels) - 1
+	for k > 0 && PerDoubling(levels[k-1], levels[k]) < Saturation {
+		k--
+	}
+	sat := levels[k]
+	top := sat
+	for _, s := range levels[k:] {
+		if s.AggregateTokS > top.AggregateTokS {
+			top = s
+		}
+	}
+	v.Saturated = sat.Concurrency
+	a, b := levels[len(levels)-2], levels[len(levels)-1]
+	moved := fmt.Sprintf("fell %.0f%%", 100*(1-b.DecodeTokS.Mean/a.DecodeTokS.Mean))
+	if d := 100 * (1 - b.DecodeTokS.Mean/a.DecodeTokS.Mean); math.Round(d) < 0 {
+		moved = fmt.Sprintf("rose %.0f%%", -d)
+	}
+	remains := "nothing remains above it"
+	if top.Concurrency != sat.Concurrency {
+		remains = fmt.Sprintf("%+.0f%% remains above it (C=%d, %.1f tok/s)", 100*(top.AggregateTokS/sat.AggregateTokS-1), top.Concurrency, top.AggregateTokS)
+	}
+	return fmt.Sprintf("saturated at C=%d (each doubling past it gained under %.0f%%; %s): %s while decode tok/s per request %s (%.1f → %.1f)",
+		sat.Concurrency, 100*Saturation, remains, step, moved, a.DecodeTokS.Mean, b.DecodeTokS.Mean)
+}
+
+// noise is the relative noise of the ratio of two levels' aggregates, from
+// their time blocks (summary.Stage.AggregateSpread); 0 when neither has
+// blocks to say.
+func noise(a, b summary.Stage) float64 {
+	return math.Hypot(a.AggregateSpread, b.AggregateSpread)
+}
+
+// beats says a's aggregate is above b's by more than the noise between
+// them (95%, on the log ratio); with no noise measured, any amount does.
+func beats(a, b summary.Stage, noise float64) bool {
+	return math.Log(a.AggregateTokS/b.AggregateTokS) > 1.96*noise
+}
+
+// noiseText is ", beyond the levels' noise of ±3%" (95%), or "" when
+// none was measured.
+func noiseText(noise float64, word string) string {
+	if !(noise > 0) {
+		return ""
+	}
+	if word == "of" {
+		return fmt.Sprintf(" (±%.0f%% at 95%%, from time blocks)", 100*1.96*noise)
+	}
+	return fmt.Sprintf(", %s the noise between the levels of ±%.0f%% (95%%, from time blocks)", word, 100*1.96*noise)
 }
 
 // pct prints a percentage without a "-0%".

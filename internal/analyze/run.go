@@ -279,7 +279,7 @@ func (f *Fold) Run() *Run {
 	}
 	// Scaling is judged over every repeat of each level.
 	if levels := run.levels(); !run.OpenLoop && len(levels) >= 2 {
-		v := Scaling(levels)
+		v := ScalingCapped(levels, run.RunningCap())
 		if run.Repeats != nil {
 			v.Text += fmt.Sprintf(" (means over the repeats: %s)", repeatCounts(run.Repeats))
 		}

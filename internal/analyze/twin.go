@@ -140,21 +140,44 @@ type TwinSLO struct {
 	Text           string     `json:"text"`
 }
 
+// Predictable is the widest an interval may be, either side of its
+// estimate, for the level to count as predicted: past it a verdict says
+// the level cannot be predicted from the fitted levels and to measure it.
+const Predictable = 0.25
+
+// Wide says the interval reaches past ±Predictable of its estimate.
+func (e Estimate) Wide() bool {
+	return e.Hi > e.Value*(1+Predictable) || e.Lo < e.Value*(1-Predictable)
+}
+
 // Quote is the predictions as a verdict quotes them: "the twin fitted
-// to these levels predicts C=48 2403 tok/s (2350–2460), C=64 …".
+// to these levels predicts C=48 2403 tok/s (2350–2460), C=64 …"; a level
+// whose interval is Wide is named as one it cannot predict, and the
+// lowest of them as the level to measure.
 func Quote(ps []Predicted) string {
-	var parts []string
+	var parts, wide []string
+	first := 0 // the lowest level too wide to quote
 	for _, p := range ps {
 		e, ok := p.Figure("aggregate tok/s")
-		if !ok {
-			continue
+		switch {
+		case !ok:
+		case e.Wide():
+			wide = append(wide, fmt.Sprintf("C=%d (%.0f–%.0f tok/s)", p.Concurrency, e.Lo, e.Hi))
+			if first == 0 {
+				first = p.Concurrency
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("C=%d %.0f tok/s (%.0f–%.0f)", p.Concurrency, e.Value, e.Lo, e.Hi))
 		}
-		parts = append(parts, fmt.Sprintf("C=%d %.0f tok/s (%.0f–%.0f)", p.Concurrency, e.Value, e.Lo, e.Hi))
 	}
-	if len(parts) == 0 {
-		return ""
+	var out []string
+	if len(parts) > 0 {
+		out = append(out, "the twin fitted to these levels predicts "+strings.Join(parts, ", "))
 	}
-	return "the twin fitted to these levels predicts " + strings.Join(parts, ", ")
+	if len(wide) > 0 {
+		out = append(out, fmt.Sprintf("%s cannot be predicted from these levels (interval wider than ±%.0f%%): measure C=%d", strings.Join(wide, " and "), 100*Predictable, first))
+	}
+	return strings.Join(out, "; ")
 }
 
 // MarshalJSON writes a figure the level did not measure (a table's TTFT)

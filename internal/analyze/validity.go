@@ -210,7 +210,7 @@ func (v *Verdict) gate(r *Run, all map[string][]Flaw) {
 		return
 	}
 	v.Kind, v.Text = "not_judged", NotJudged(v.Basis.Withheld)
-	v.Change, v.PerDoubling, v.Peak, v.Knee = 0, 0, 0, 0
+	v.Change, v.PerDoubling, v.Peak, v.Knee, v.Saturated, v.Noise = 0, 0, 0, 0, 0, 0
 }
 
 // Withheld lists the verdicts of the run that are withheld, each with its

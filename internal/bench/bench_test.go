@@ -88,15 +88,21 @@ func TestNextLevel(t *testing.T) {
 		slo    record.SLO
 		next   int
 		last   bool
+		cap    analyze.Cap
 	}{
-		{"rising: double", []summary.Stage{st(4, 100), st(8, 190)}, record.SLO{}, 16, false},
-		{"flat: the level between", []summary.Stage{st(16, 100), st(32, 105)}, record.SLO{}, 23, true},
-		{"the cap", []summary.Stage{st(32, 100), st(64, 190)}, record.SLO{}, 0, true},
-		{"failures", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 9, AggregateTokS: 190}}, record.SLO{}, 0, true},
-		{"SLO missed", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 10, SLOMet: 5, AggregateTokS: 190}}, record.SLO{TTFTMs: 100}, 0, true},
+		{"rising: double", []summary.Stage{st(4, 100), st(8, 190)}, record.SLO{}, 16, false, analyze.Cap{}},
+		{"flat: the level between", []summary.Stage{st(16, 100), st(32, 105)}, record.SLO{}, 23, true, analyze.Cap{}},
+		{"the cap", []summary.Stage{st(32, 100), st(64, 190)}, record.SLO{}, 0, true, analyze.Cap{}},
+		{"failures", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 9, AggregateTokS: 190}}, record.SLO{}, 0, true, analyze.Cap{}},
+		{"SLO missed", []summary.Stage{st(4, 100), {Concurrency: 8, Requests: 10, OK: 10, SLOMet: 5, AggregateTokS: 190}}, record.SLO{TTFTMs: 100}, 0, true, analyze.Cap{}},
+		// A server's running cap ends the search: the doubling stops at
+		// it, a level past it runs the cap last, and at it nothing more.
+		{"rising to a cap", []summary.Stage{st(1, 100), st(2, 190)}, record.SLO{}, 4, true, analyze.Cap{N: 4, From: "/props total_slots"}},
+		{"past a cap", []summary.Stage{st(16, 100), st(32, 190)}, record.SLO{}, 24, true, analyze.Cap{N: 24, From: "metrics"}},
+		{"at a cap", []summary.Stage{st(2, 100), st(4, 190)}, record.SLO{}, 0, true, analyze.Cap{N: 4, From: "/props total_slots"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			next, last, _ := nextLevel(tc.levels, load, tc.slo)
+			next, last, _ := nextLevel(tc.levels, load, tc.slo, tc.cap)
 			if next != tc.next || last != tc.last {
 				t.Errorf("next %d (last %v), want %d (%v)", next, last, tc.next, tc.last)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -496,7 +497,7 @@ func (s *sweep) gate(ctx context.Context, p runner.Plan) error {
 // nextLevel asks for one.
 func (s *sweep) saturate(ctx context.Context) {
 	for ctx.Err() == nil && s.gone == nil && s.virtErr == nil && len(s.figures) >= 2 {
-		next, last, why := nextLevel(s.figures, s.cfg.Load, s.setup.SLO)
+		next, last, why := nextLevel(s.figures, s.cfg.Load, s.setup.SLO, s.fold.Run().RunningCap())
 		if why != "" {
 			fmt.Fprintf(s.progress, "--until-saturated: %s\n", why)
 		}
@@ -552,20 +553,31 @@ func (s *sweep) finish(ctx context.Context) (*analyze.Run, error) {
 
 // nextLevel is --until-saturated's next concurrency after the levels so
 // far: double while aggregate grows 10% or more per doubling; once it does
-// not, the level between the last two, which is the last. 0 stops, with a
-// reason to print where there is one.
-func nextLevel(levels []summary.Stage, l Load, slo record.SLO) (next int, last bool, why string) {
+// not, the level between the last two, which is the last. A server's
+// running cap cp (stated, or shown by its /metrics) ends the search: the
+// doubling stops at the cap, and a level past it runs the cap itself, if
+// not yet measured, as the last. 0 stops, with a reason to print where
+// there is one.
+func nextLevel(levels []summary.Stage, l Load, slo record.SLO, cp analyze.Cap) (next int, last bool, why string) {
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
+	capped := fmt.Sprintf("the server runs at most %d requests (%s): a level past it only queues", cp.N, cp.From)
 	switch {
 	case b.OK < b.Requests:
 		return 0, true, fmt.Sprintf("stopping, requests failed at C=%d", b.Concurrency)
 	case slo.Set() && float64(b.SLOMet) < 0.9*float64(b.OK):
 		return 0, true, fmt.Sprintf("stopping, only %d of %s met the SLO at C=%d", b.SLOMet, plural(b.OK, "request"), b.Concurrency)
+	case cp.N > 0 && b.Concurrency >= cp.N:
+		if !slices.ContainsFunc(levels, func(s summary.Stage) bool { return s.Concurrency == cp.N }) {
+			return cp.N, true, fmt.Sprintf("C=%d, the cap, last: %s", cp.N, capped)
+		}
+		return 0, true, fmt.Sprintf("stopping at C=%d: %s", b.Concurrency, capped)
 	case analyze.PerDoubling(a, b) < analyze.Saturation:
 		if mid := int(math.Round(math.Sqrt(float64(a.Concurrency * b.Concurrency)))); mid > a.Concurrency && mid < b.Concurrency {
 			return mid, true, ""
 		}
 		return 0, true, ""
+	case cp.N > 0 && b.Concurrency*2 >= cp.N:
+		return cp.N, true, fmt.Sprintf("C=%d, the cap, last: %s", cp.N, capped)
 	case b.Concurrency*2 > l.MaxConcurrency:
 		return 0, true, fmt.Sprintf("still rising at C=%d; --max-concurrency %d stops it", b.Concurrency, l.MaxConcurrency)
 	}

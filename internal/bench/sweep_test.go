@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -51,7 +52,7 @@ func TestUntilSaturatedFollowsNextLevel(t *testing.T) {
 			t.Fatalf("%d stages: the policy added none after C=1 and 2", len(levels))
 		}
 		for k := 2; k < len(levels); k++ {
-			next, last, _ := nextLevel(levels[:k], load, run.Setup.SLO)
+			next, last, _ := nextLevel(levels[:k], load, run.Setup.SLO, analyze.Cap{})
 			if levels[k].Concurrency != next {
 				t.Errorf("stage %d: C=%d, the policy asked for C=%d after %d stages", k, levels[k].Concurrency, next, k)
 			}
@@ -59,8 +60,8 @@ func TestUntilSaturatedFollowsNextLevel(t *testing.T) {
 				t.Errorf("stage %d (C=%d) was the last the policy asked for, yet %d more ran", k, next, len(levels)-1-k)
 			}
 		}
-		if next, last, _ := nextLevel(levels[:len(levels)-1], load, run.Setup.SLO); !last {
-			if next, _, _ := nextLevel(levels, load, run.Setup.SLO); next != 0 {
+		if next, last, _ := nextLevel(levels[:len(levels)-1], load, run.Setup.SLO, analyze.Cap{}); !last {
+			if next, _, _ := nextLevel(levels, load, run.Setup.SLO, analyze.Cap{}); next != 0 {
 				t.Errorf("the sweep stopped at C=%d, where the policy asks for C=%d", levels[len(levels)-1].Concurrency, next)
 			}
 		} else if next == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,10 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	}
 	if v != nil && v.Kind == "rising" && len(beyond) == 0 {
 		suggest = []int{v.To * 3 / 2, v.To * 2}
+		if cp := run.RunningCap(); cp.N > 0 {
+			// no level past the server's cap, as the verdict's advice
+			suggest = slices.Compact([]int{min(suggest[0], cp.N), min(suggest[1], cp.N)})
+		}
 	}
 	if len(beyond)+len(suggest) == 0 {
 		return
@@ -173,10 +178,15 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
 	run.GateTwin(m)
 	run.Twin = m
-	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" {
+	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" && quotable(m) {
 		v.Text += "; " + q + unpinned(m, m.Predicted[len(beyond):])
 	}
 }
+
+// quotable says the twin was fitted to enough levels for a verdict to
+// quote it: from two, the step curve's shape is a guess, and a quoted
+// number would read as more than it is.
+func quotable(m *analyze.Twin) bool { return len(m.Levels) >= 3 }
 
 // unpinned is the caveat a quoted prediction past the fitted levels
 // carries when the fit did not pin the step curve's shape there: its
@@ -207,8 +217,14 @@ func (t *twinFeed) foretell(run *analyze.Run, c int) string {
 	if b := run.BasisAt(run.Setup.Load.Concurrency); !b.Judged() {
 		return fmt.Sprintf("C=%d next; the twin's prediction is %s", c, analyze.NotJudged(b.Withheld))
 	}
+	if !quotable(f.Model()) {
+		return ""
+	}
 	p := f.Predict([]int{c}, twin.Options{Requests: func(int) int { return n }})
 	e, _ := p[0].Figure("aggregate tok/s")
+	if e.Wide() {
+		return fmt.Sprintf("C=%d next; the twin fitted to C=%v cannot predict it (%.0f–%.0f tok/s, wider than ±%.0f%%)", c, run.Setup.Load.Concurrency, e.Lo, e.Hi, 100*analyze.Predictable)
+	}
 	return fmt.Sprintf("C=%d next; the twin fitted to C=%v predicts %.0f tok/s (%.0f–%.0f)", c, run.Setup.Load.Concurrency, e.Value, e.Lo, e.Hi)
 }
 
@@ -235,7 +251,7 @@ func tableVerdict(f *twin.Fitted, in twin.Input, o twin.Options) string {
 		stages = append(stages, s.Stage)
 	}
 	v := analyze.Scaling(stages)
-	if v.Kind == "rising" {
+	if v.Kind == "rising" && quotable(f.Model()) {
 		ps := f.Predict([]int{v.To * 3 / 2, v.To * 2}, o)
 		if q := analyze.Quote(ps); q != "" {
 			v.Text += "; " + q + unpinned(f.Model(), ps)

@@ -132,18 +132,24 @@ func TestCompareABSignificance(t *testing.T) {
 	}
 }
 
-// --until-saturated doubles until the gain per doubling drops under 10%,
-// then finds the knee of a server capped at 24 running requests within one
-// doubling.
+// --until-saturated doubles until the server's own /metrics show its cap
+// (at most 24 running while requests waited, at C=32), then measures the
+// cap and stops there: saturation is at the cap, and no level past it
+// (45, 64) is run or advised.
 func TestUntilSaturated(t *testing.T) {
 	t.Parallel()
 	out, errw, code := runVirtual(t, "sweep", "--sim-profile", "testdata/capped-24.yaml", "-c", "1,4", "--until-saturated", "--output-tokens", "40", "-o", t.TempDir()+"/u.jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
-	for _, level := range []string{"|   8 |", "|  16 |", "|  32 |", "|  45 |", "|  64 |"} {
+	for _, level := range []string{"|   8 |", "|  16 |", "|  24 |", "|  32 |"} {
 		if !strings.Contains(out, level) {
 			t.Errorf("level %s was not run:\n%s", level, out)
+		}
+	}
+	for _, level := range []string{"|  45 |", "|  48 |", "|  64 |"} {
+		if strings.Contains(out, level) {
+			t.Errorf("level %s past the cap was run:\n%s", level, out)
 		}
 	}
 	m := regexp.MustCompile(`bends at C≈(\d+)`).FindStringSubmatch(out)
@@ -153,8 +159,11 @@ func TestUntilSaturated(t *testing.T) {
 	if k, _ := strconv.Atoi(m[1]); k < 12 || k > 48 {
 		t.Errorf("knee at C≈%d, the server's capacity is 24", k)
 	}
-	if !strings.Contains(out, "verdict: saturated near") {
-		t.Errorf("not called saturated:\n%s", out)
+	if !strings.Contains(out, "verdict: saturated at C=24, the server's cap: it runs at most 24 requests (its /metrics at C=32") {
+		t.Errorf("not called saturated at the cap:\n%s", out)
+	}
+	if !strings.Contains(errw, "--until-saturated: C=24, the cap, last") {
+		t.Errorf("the search did not say it ends at the cap:\n%s", errw)
 	}
 }
 

@@ -347,7 +347,7 @@ func (a *Acc) Stage() Stage {
 		s.CoalescedShare = float64(a.coalesced) / float64(a.chunks)
 	}
 	d := a.distributions()
-	s.SteadyTokS = d.steady
+	s.SteadyTokS, s.AggregateSpread = d.steady, d.spread
 	s.ClientQueue, s.ClientWait = d.queue, d.wait
 	s.TTFT, s.TTFO, s.E2E = d.ttft, d.ttfo, d.e2e
 	s.TPOT, s.DecodeTokS, s.RequestTokS = d.tpot, d.decode, d.reqTokS
@@ -362,7 +362,7 @@ func (a *Acc) Stage() Stage {
 // Add, so a stage whose figures are read twice (its line when it ends,
 // the run's model after) pays for them once.
 type distributions struct {
-	steady                                              float64
+	steady, spread                                      float64
 	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS stats.Dist
 	srvDecode, srvE2E, icl, itl                         stats.Dist
 }
@@ -371,7 +371,7 @@ func (a *Acc) distributions() *distributions {
 	if a.dists != nil {
 		return a.dists
 	}
-	d := &distributions{steady: a.steady()}
+	d := &distributions{steady: a.steady(), spread: a.blockSpread()}
 	d.queue, d.wait = stats.Describe(a.queue), stats.Describe(a.wait)
 	d.ttft, d.ttfo, d.e2e = stats.Describe(a.ttft), stats.Describe(a.ttfo), stats.Describe(a.e2e)
 	d.tpot, d.decode, d.reqTokS = stats.Describe(a.tpot), stats.Describe(a.decode), stats.Describe(a.reqTokS)
@@ -406,6 +406,43 @@ func (a *Acc) gapDists() (icl, itl stats.Dist) {
 		return icl, icl
 	}
 	return icl, stats.DescribeEach(gaps(true))
+}
+
+// spreadBlocks is how many equal time blocks a stage's window is cut into
+// for the noise of its aggregate tok/s; the first and the last (the ramp
+// and the drain) are left out.
+const spreadBlocks = 10
+
+// blockSpread is the relative standard error of the stage's aggregate
+// tok/s from its time blocks (METRICS.md §3): the standard deviation of
+// the inner blocks' token rates over their mean, over the square root of
+// their count; 0 when nothing was delivered in them.
+func (a *Acc) blockSpread() float64 {
+	from, to := a.first, a.last
+	if a.s.Requests == 0 || to <= from {
+		return 0
+	}
+	var tok [spreadBlocks]float64
+	w := int64(to - from)
+	a.each(func(ok bool, _ int, at time.Duration, _ int, counted float64) {
+		if ok && at > from && at <= to {
+			tok[min(int(spreadBlocks*int64(at-from)/w), spreadBlocks-1)] += counted
+		}
+	})
+	inner := tok[1 : spreadBlocks-1]
+	mean := 0.0
+	for _, x := range inner {
+		mean += x
+	}
+	mean /= float64(len(inner))
+	if mean <= 0 {
+		return 0
+	}
+	v := 0.0
+	for _, x := range inner {
+		v += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(v/float64(len(inner)-1)) / mean / math.Sqrt(float64(len(inner)))
 }
 
 // steady is the tokens whose chunks arrived while at least target requests

@@ -67,6 +67,9 @@ type Stage struct {
 	RequestsPerS         float64 `json:"requests_per_s"`
 	EffectiveConcurrency float64 `json:"effective_concurrency"`
 	TokensPerChunk       float64 `json:"tokens_per_chunk"`
+	// AggregateSpread is the aggregate's relative standard error from the
+	// stage's time blocks: the noise a difference between levels must beat.
+	AggregateSpread float64 `json:"aggregate_spread,omitempty"`
 	// Goodput is the requests (and their tokens) per second that met every
 	// objective of the SLO; with no SLO every ok request counts.
 	GoodputRequestsPerS float64 `json:"goodput_requests_per_s"`

@@ -15,7 +15,7 @@ func TestProfileKeepsTheEngine(t *testing.T) {
 	t.Parallel()
 	for _, name := range append(engine.Names(), "mystery") {
 		in := Input{Setup: record.Setup{Model: "m", Server: record.Server{Engine: name}}}
-		p, _ := baseProfile(in, []level{{c: 1}})
+		p, _, _ := baseProfile(in, []level{{c: 1}})
 		want := name
 		if _, known := engine.Lookup(name); !known {
 			want = "vllm"

@@ -3,7 +3,9 @@ package twin
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -31,6 +33,17 @@ type Fitted struct {
 	known []bool
 	// shape is the step time's growths past the largest fitted batch.
 	shape shape
+	cost  float64 // the fit's weighted squared residuals
+	// alts are fits under other limits the server did not state (chunk
+	// sizes) that fit the levels nearly as well; capFree says the running
+	// cap is unknown, so it may lie at the largest fitted level; capAt,
+	// when set, is the cap a prediction assumes.
+	alts    []*Fitted
+	capFree bool
+	capAt   int
+	// kvHi, when set, is the largest KV pool the gauge allows; kvAt the
+	// pool a prediction assumes.
+	kvHi, kvAt int
 }
 
 func heldOut(in Input, lv []level) map[int]*summary.Stage {
@@ -58,13 +71,40 @@ func (t *Fitted) Profile() *sim.Profile { return t.f.profile(t.v) }
 // figures' own spread (two standard errors each).
 const goodFit = 4
 
-// Fit fits the simulator to the run's closed-loop levels.
+// Fit fits the simulator to the run's closed-loop levels. What the server
+// neither stated nor showed is bracketed: an unknown prefill chunk is
+// fitted under each of chunkSizes too, the best fit is the twin and the
+// others that fit the levels nearly as well are kept (alts); an unknown
+// running cap may lie anywhere above the largest fitted level (capFree).
+// Predict's intervals span them all.
 func Fit(in Input) (*Fitted, error) {
 	lv, err := levels(in)
 	if err != nil {
 		return nil, err
 	}
-	base, notes := baseProfile(in, lv)
+	base, k, notes := baseProfile(in, lv)
+	t := fitBase(in, lv, base)
+	t.f.capPinned = t.f.capPinned || k.cap // a stated cap holds past the fitted levels too
+	t.capFree, t.kvHi = !k.cap, k.kvHi
+	if !k.chunk {
+		t = t.bracketChunks()
+		notes = append(notes, t.chunkNote())
+	}
+	if t.capFree {
+		notes = append(notes, fmt.Sprintf("the running cap is not known (not stated, and no level queued below its concurrency): predictions past C=%d span a cap there to none", t.maxC))
+	}
+	if len(t.f.xs) == 1 {
+		notes = append(notes, fmt.Sprintf("one batch size measured (%d): how the step time grows with the batch is not pinned down, and other levels are predicted with it flat", t.f.xs[0]))
+	}
+	t.model = analyze.Twin{Schema: analyze.TwinSchema, File: in.File, Model: in.Setup.Model, Engine: base.Engine, Notes: append(in.Notes, notes...)}
+	t.describe()
+	t.model.Shape = &t.shape.model
+	t.model.Notes = append(t.model.Notes, t.shape.model.Text)
+	return t, nil
+}
+
+// fitBase fits the step times and prefill under base's limits.
+func fitBase(in Input, lv []level, base *sim.Profile) *Fitted {
 	q := 1
 	if base.Spec != nil {
 		q = base.Spec.Drafts + 1
@@ -91,20 +131,80 @@ func Fit(in Input) (*Fitted, error) {
 			break // within the figures' own spread: no better start to look for
 		}
 	}
-	t := &Fitted{f: f, v: v, cov: covariance(j), warmup: in.Setup.Load.Warmup, maxC: lv[len(lv)-1].c}
+	t := &Fitted{f: f, v: v, cov: covariance(j), cost: best, warmup: in.Setup.Load.Warmup, maxC: lv[len(lv)-1].c}
 	for _, l := range lv {
 		t.pool = append(t.pool, l.jobs...)
 	}
 	t.held = heldOut(in, lv)
-	if len(f.xs) == 1 {
-		notes = append(notes, fmt.Sprintf("one batch size measured (%d): how the step time grows with the batch is not pinned down, and other levels are predicted with it flat", f.xs[0]))
-	}
-	t.model = analyze.Twin{Schema: analyze.TwinSchema, File: in.File, Model: in.Setup.Model, Engine: base.Engine, Notes: append(in.Notes, notes...)}
-	t.describe()
+	t.score()
 	t.shape = t.readShape()
-	t.model.Shape = &t.shape.model
-	t.model.Notes = append(t.model.Notes, t.shape.model.Text)
-	return t, nil
+	return t
+}
+
+// chunkSizes are the prefill budgets an unstated chunk is bracketed by:
+// llama.cpp's and small deployments' 512, vLLM's and SGLang's common 2048
+// and 8192, and no chunking.
+var chunkSizes = []int{512, 2048, 8192, unchunked}
+
+// bracketChunks refits t under each chunk size from t's parameters and
+// returns the best fit (the assumed chunk unless another halves its cost
+// and more), the others that fit nearly as well as alts: a cost within
+// twice the best's and the residuals' count (a chunk size the levels
+// cannot tell from the best).
+func (t *Fitted) bracketChunks() *Fitted {
+	all := []*Fitted{t}
+	for _, c := range chunkSizes {
+		if c != t.f.base.ChunkedPrefill {
+			all = append(all, t.variant(c))
+		}
+	}
+	// The assumed chunk stays the estimate's unless another fits clearly
+	// better: levels that cannot tell chunk sizes apart leave the prior.
+	n := float64(len(t.f.lv) * len(figures))
+	best := all[0]
+	for _, a := range all {
+		if a.cost+n < best.cost && a.cost < best.cost/2 {
+			best = a
+		}
+	}
+	best.alts = nil
+	for _, a := range all {
+		if a != best && a.cost <= 2*best.cost+n {
+			best.alts = append(best.alts, a)
+		}
+	}
+	best.capFree, best.kvHi = t.capFree, t.kvHi
+	return best
+}
+
+// variant is t refitted with prefill chunks of c tokens, from t's
+// parameters.
+func (t *Fitted) variant(c int) *Fitted {
+	f := *t.f
+	b := *f.base
+	b.ChunkedPrefill = c
+	f.base = &b
+	v, r, j := f.solve(slices.Clone(t.v))
+	a := &Fitted{f: &f, v: v, cov: covariance(j), cost: cost(r), pool: t.pool, warmup: t.warmup, maxC: t.maxC, held: t.held, capFree: t.capFree, kvHi: t.kvHi}
+	a.score()
+	a.shape = a.readShape()
+	return a
+}
+
+// chunkNote says which chunk sizes the twin fitted and kept.
+func (t *Fitted) chunkNote() string {
+	kept := []string{chunkName(t.f.base.ChunkedPrefill)}
+	for _, a := range t.alts {
+		kept = append(kept, chunkName(a.f.base.ChunkedPrefill))
+	}
+	return fmt.Sprintf("chunked_prefill is not stated by the server: fitted under each of 512, 2048, 8192 tokens and none; %s fit best, and predictions span %s", kept[0], strings.Join(kept, ", "))
+}
+
+func chunkName(c int) string {
+	if c == unchunked {
+		return "unchunked"
+	}
+	return fmt.Sprintf("%d tokens", c)
 }
 
 // start is the first guess: each level's step from its median TPOT (a
@@ -209,6 +309,26 @@ func (t *Fitted) describe() {
 		}
 	}
 	st := f.stages(t.v)
+	for i, l := range f.lv {
+		tl := analyze.TwinLevel{Concurrency: l.c, Requests: len(l.jobs)}
+		for k, fig := range figures {
+			if !t.known[k] {
+				continue // a table's TTFT: nothing to set the twin's beside
+			}
+			m, g := fig.of(&l.got), fig.of(&st[i])
+			tl.Figures = append(tl.Figures, analyze.TwinFigure{Name: fig.name, Measured: m, Twin: g, Error: g/m - 1})
+		}
+		t.model.Levels = append(t.model.Levels, tl)
+	}
+	t.model.Evaluations = f.evals
+	t.model.Profile = profileYAML(t.Profile(), &t.model)
+}
+
+// score sets each figure's misfit over the fitted levels and which
+// figures some level measured.
+func (t *Fitted) score() {
+	f := t.f
+	st := f.stages(t.v)
 	t.misfit = make([]float64, len(figures))
 	t.known = make([]bool, len(figures))
 	for _, l := range f.lv {
@@ -217,25 +337,18 @@ func (t *Fitted) describe() {
 		}
 	}
 	for i, l := range f.lv {
-		tl := analyze.TwinLevel{Concurrency: l.c, Requests: len(l.jobs)}
 		for k, fig := range figures {
 			if !t.known[k] {
-				continue // a table's TTFT: nothing to set the twin's beside
+				continue
 			}
-			m, g := fig.of(&l.got), fig.of(&st[i])
-			e := g/m - 1
-			tl.Figures = append(tl.Figures, analyze.TwinFigure{Name: fig.name, Measured: m, Twin: g, Error: e})
-			if !math.IsNaN(e) {
+			if e := fig.of(&st[i])/fig.of(&l.got) - 1; !math.IsNaN(e) {
 				t.misfit[k] += e * e
 			}
 		}
-		t.model.Levels = append(t.model.Levels, tl)
 	}
 	for k := range t.misfit {
 		t.misfit[k] = math.Sqrt(t.misfit[k] / float64(len(f.lv)))
 	}
-	t.model.Evaluations = f.evals
-	t.model.Profile = profileYAML(t.Profile(), &t.model)
 }
 
 // Options size the predicted levels.
@@ -263,7 +376,44 @@ func (o Options) size(c int) int {
 // plausible growths (readShape): from the lowest of their predictions
 // less that margin to the highest plus it; the estimate is the table's
 // straight extension.
+//
+// Limits the server did not state widen it further: the interval spans
+// the predictions of every chunk size that fits the levels (alts) and,
+// when the running cap is unknown, those with a cap at the largest fitted
+// level; the estimate stays the best fit's with no cap assumed.
 func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
+	scatter := t.scatterAt(cs, o)
+	out := t.predictOne(cs, o, scatter)
+	var others []*Fitted
+	for _, a := range append([]*Fitted{t}, t.alts...) {
+		if a != t {
+			others = append(others, a)
+		}
+		if t.capFree {
+			c := *a
+			c.capAt = t.f.xs[len(t.f.xs)-1] / t.f.q()
+			others = append(others, &c)
+		}
+		if t.kvHi > 0 {
+			c := *a
+			c.kvAt = t.kvHi
+			others = append(others, &c)
+		}
+	}
+	for _, a := range others {
+		for i, p := range a.predictOne(cs, o, scatter) {
+			for k := range p.Figures {
+				e, g := &out[i].Figures[k], p.Figures[k]
+				e.Lo, e.Hi = min(e.Lo, g.Lo), max(e.Hi, g.Hi)
+			}
+		}
+	}
+	return out
+}
+
+// predictOne is Predict under t's own limits; scatter is how a
+// measurement at each level would scatter (scatterAt).
+func (t *Fitted) predictOne(cs []int, o Options, scatter [][]float64) []analyze.Predicted {
 	base := t.predictAt(t.v, cs, o)
 	alt := t.growthsAt(cs, o)
 	grads := make([][]summary.Stage, len(t.v))
@@ -306,8 +456,8 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 				g[j] = (math.Log(fig.of(&grads[j][i])) - math.Log(val)) / t.f.step(j, t.v[j])
 			}
 			// A measurement at the level would scatter as the largest
-			// fitted level's did.
-			noise := t.f.sigma[len(t.f.sigma)-1][k]
+			// fitted level's did, or as replays of the level do, the more.
+			noise := max(t.f.sigma[len(t.f.sigma)-1][k], scatter[i][k])
 			v := t.misfit[k]*t.misfit[k] + noise*noise
 			if t.cov != nil {
 				for a := range g {
@@ -322,6 +472,56 @@ func (t *Fitted) Predict(cs []int, o Options) []analyze.Predicted {
 		out[i] = p
 	}
 	return out
+}
+
+// scatterDraws are the measurements scatterAt draws at each level.
+const scatterDraws = 6
+
+// scatterAt is how a measurement at each level of cs would scatter, per
+// figure (the relative standard deviation of its log): the level replayed
+// scatterDraws times, each with the profile's step jitter and requests
+// drawn at random from the run's, as a run of the level draws its own.
+func (t *Fitted) scatterAt(cs []int, o Options) [][]float64 {
+	logs := make([][][]float64, len(cs)) // level, figure, draw
+	for i := range logs {
+		logs[i] = make([][]float64, len(figures))
+	}
+	for d := range scatterDraws {
+		p := *t.f.profile(t.v)
+		p.Seed = int64(d) + 2
+		rng := rand.New(rand.NewPCG(uint64(d), 3))
+		for i, st := range t.drawWith(&p, cs, o, record.SLO{}, rng) {
+			for k, fig := range figures {
+				if g := fig.of(&st); g > 0 {
+					logs[i][k] = append(logs[i][k], math.Log(g))
+				}
+			}
+		}
+	}
+	out := make([][]float64, len(cs))
+	for i := range logs {
+		for _, xs := range logs[i] {
+			out[i] = append(out[i], sd(xs))
+		}
+	}
+	return out
+}
+
+// sd is the sample standard deviation (0 for fewer than two).
+func sd(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return math.Sqrt(v / float64(len(xs)-1))
 }
 
 // growthsAt replays each level of cs past the largest fitted one under
@@ -368,8 +568,18 @@ func (t *Fitted) predictAtSLO(v vector, cs []int, o Options, slo record.SLO) []s
 
 // predictWith replays levels cs with the run's requests under profile prof.
 func (t *Fitted) predictWith(prof *sim.Profile, cs []int, o Options, slo record.SLO) []summary.Stage {
-	p := replayed(prof)
-	if !t.f.capPinned {
+	return t.drawWith(replayed(prof), cs, o, slo, nil)
+}
+
+// drawWith replays levels cs under p: each level the run's requests in
+// their order, or, with rng, drawn from them at random.
+func (t *Fitted) drawWith(p *sim.Profile, cs []int, o Options, slo record.SLO, rng *rand.Rand) []summary.Stage {
+	if t.kvAt > 0 {
+		p.KVTokens = t.kvAt
+	}
+	if t.capAt > 0 {
+		p.MaxRunning = t.capAt
+	} else if !t.f.capPinned {
 		for _, c := range cs {
 			p.MaxRunning = max(p.MaxRunning, c) // no cap was seen: none is assumed
 		}
@@ -379,7 +589,11 @@ func (t *Fitted) predictWith(prof *sim.Profile, cs []int, o Options, slo record.
 		n := o.size(c)
 		jobs := make([]sim.Job, n)
 		for k := range jobs {
-			jobs[k] = t.pool[k%len(t.pool)]
+			if rng != nil {
+				jobs[k] = t.pool[rng.IntN(len(t.pool))]
+			} else {
+				jobs[k] = t.pool[k%len(t.pool)]
+			}
 		}
 		l := level{c: c, jobs: jobs, limit: o.Limit, slo: slo}
 		switch {

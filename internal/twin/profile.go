@@ -4,19 +4,32 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// known says which of the server's limits the run states or shows: the
+// others are bracketed (Fit, Predict).
+type known struct {
+	cap, chunk bool
+	kvHi       int // the KV pool's upper bound where the gauge estimated it
+}
+
+// unchunked is the prefill budget of a server that does not chunk prefill.
+const unchunked = math.MaxInt32
+
 // baseProfile is the profile's structure as the run shows it: identity,
-// the running cap and KV pool where the server's metrics show them, the
-// stream's chunk shape (stream interval, speculative decoding), the step
-// jitter and the EOS rate; the fit then sets the step times and prefill.
-func baseProfile(in Input, lv []level) (*sim.Profile, []string) {
+// the limits the server states (record.StatedLimits) and, where it states
+// none, the running cap and KV pool its metrics show, the stream's chunk
+// shape (stream interval, speculative decoding), the step jitter and the
+// EOS rate; the fit then sets the step times and prefill.
+func baseProfile(in Input, lv []level) (*sim.Profile, known, []string) {
 	s := in.Setup
 	p := &sim.Profile{
 		Name: "twin-" + strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(s.Model), "-"), "-"), Engine: "vllm",
@@ -41,8 +54,17 @@ func baseProfile(in Input, lv []level) (*sim.Profile, []string) {
 	}
 	p.ContextLength = max(32768, need)
 	p.MaxRunning = max(p.MaxRunning, maxC)
-	notes = append(notes, runningCap(p, lv)...)
-	notes = append(notes, kvPool(p, lv)...)
+	k, stated := statedLimits(p, s.Server)
+	notes = append(notes, stated...)
+	if !k.cap {
+		notes = append(notes, runningCap(p, lv)...)
+		k.cap = p.MaxRunning < maxC
+	}
+	if lim := record.StatedLimits(s.Server); lim.KVTokens == 0 {
+		hi, n := kvPool(p, lv)
+		k.kvHi = hi
+		notes = append(notes, n...)
+	}
 	notes = append(notes, chunkShape(p, lv)...)
 	p.Jitter = jitter(lv[0])
 	if !s.Workload.IgnoreEOS {
@@ -59,8 +81,33 @@ func baseProfile(in Input, lv []level) (*sim.Profile, []string) {
 			p.EOSProbability = min(float64(stops)/float64(tokens), 0.5)
 		}
 	}
-	notes = append(notes, fmt.Sprintf("chunked_prefill (%d tokens a step) is assumed, not fitted", p.ChunkedPrefill))
-	return p, notes
+	return p, k, notes
+}
+
+// statedLimits sets the limits the server stated about itself (SGLang's
+// /server_info, llama.cpp's /props): a stated cap, chunk size or KV pool
+// is the server's, not a guess.
+func statedLimits(p *sim.Profile, srv record.Server) (known, []string) {
+	lim := record.StatedLimits(srv)
+	var k known
+	var notes []string
+	if lim.MaxRunning > 0 {
+		p.MaxRunning, k.cap = lim.MaxRunning, true
+		notes = append(notes, fmt.Sprintf("max_running %d: stated by the server", lim.MaxRunning))
+	}
+	switch {
+	case lim.ChunkedPrefill < 0:
+		p.ChunkedPrefill, k.chunk = unchunked, true
+		notes = append(notes, "prefill is not chunked: stated by the server")
+	case lim.ChunkedPrefill > 0:
+		p.ChunkedPrefill, k.chunk = lim.ChunkedPrefill, true
+		notes = append(notes, fmt.Sprintf("chunked_prefill %d: stated by the server", lim.ChunkedPrefill))
+	}
+	if lim.KVTokens > 0 {
+		p.KVTokens = lim.KVTokens
+		notes = append(notes, fmt.Sprintf("kv_tokens %d: stated by the server", lim.KVTokens))
+	}
+	return k, notes
 }
 
 // runningCap pins max_running where a level queued requests while fewer
@@ -82,22 +129,32 @@ func runningCap(p *sim.Profile, lv []level) []string {
 
 // kvPool estimates kv_tokens from the KV gauge at the largest level that
 // reports it: the tokens its requests hold (prompt and asked output, as
-// the simulator reserves them) over the share in use.
-func kvPool(p *sim.Profile, lv []level) []string {
+// the simulator reserves them) over the share in use; hi is the most the
+// pool may be (0: not estimated).
+func kvPool(p *sim.Profile, lv []level) (hi int, notes []string) {
 	for i := len(lv) - 1; i >= 0; i-- {
 		l := lv[i]
 		if l.srv == nil || l.srv.MaxKV == nil || !(*l.srv.MaxKV > 0) || len(l.jobs) == 0 {
 			continue
 		}
-		held := 0
-		for _, j := range l.jobs {
-			held += j.PromptTokens + j.MaxTokens
+		held, needs := 0, make([]int, len(l.jobs))
+		for i, j := range l.jobs {
+			needs[i] = j.PromptTokens + j.MaxTokens
+			held += needs[i]
 		}
-		held = held / len(l.jobs) * min(l.c, p.MaxRunning)
+		n := min(l.c, p.MaxRunning, len(needs))
+		held = held / len(l.jobs) * n
+		// The gauge's highest reading may have caught the largest
+		// requests together: the pool is up to their KV over the share.
+		slices.Sort(needs)
+		most := 0
+		for _, x := range needs[len(needs)-n:] {
+			most += x
+		}
 		p.KVTokens = max(int(float64(held) / *l.srv.MaxKV), held)
-		return []string{fmt.Sprintf("kv_tokens %d: from the KV gauge at C=%d (%.2g%% in use)", p.KVTokens, l.c, 100**l.srv.MaxKV)}
+		return max(int(float64(most) / *l.srv.MaxKV), p.KVTokens), []string{fmt.Sprintf("kv_tokens %d: from the KV gauge at C=%d (%.2g%% in use); predictions span up to %d, its largest requests held at once", p.KVTokens, l.c, 100**l.srv.MaxKV, int(float64(most) / *l.srv.MaxKV))}
 	}
-	return []string{"kv_tokens is not pinned down: no KV gauge in the run (assumed ample)"}
+	return 0, []string{"kv_tokens is not pinned down: no KV gauge in the run (assumed ample)"}
 }
 
 // chunkShape reads the stream interval or speculative decoding from the
