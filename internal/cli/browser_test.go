@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/tokperf/tokperf/internal/bench"
 )
 
 // chromium finds a headless-capable Chromium: $TOKPERF_CHROMIUM, then the
@@ -589,4 +591,72 @@ func shot(t *testing.T, ctx context.Context, c *cdp, name string) {
 	if ink, colours := inked(img); ink < 0.02 || colours < 8 {
 		t.Errorf("%s: the screenshot is blank: %.1f%% of pixels inked, %d colours", name, 100*ink, colours)
 	}
+}
+
+// An experiment's page shows its four verdicts first: they are the first
+// lines of the summary box, above every chart and table, each the short
+// line the text report ends with.
+func TestBrowserExperimentVerdictsFirst(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	var configs strings.Builder
+	for _, name := range []string{"a", "b"} {
+		addr := freePort(t)
+		fmt.Fprintf(&configs, "  - name: %s\n    command: [%q, \"sim\", \"--profile\", \"tiny\", \"--addr\", %q]\n    url: http://%s\n    grace_s: 2\n", name, bin, addr, addr)
+	}
+	file := filepath.Join(dir, "e.yaml")
+	os.WriteFile(file, []byte("configs:\n"+configs.String()+"sweep:\n  concurrency: [1, 4]\n  requests: 8\n  output_tokens: 8\ncheck:\n  skip: true\n"), 0o644)
+	// One experiment on a terminal: its page into its folder, its text on
+	// stdout, so both show one measurement.
+	var text, errw bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &text, stderr: &errw, tty: true, errTTY: true, bench: bench.Env{Getenv: os.Getenv}}
+	if code := run(context.Background(), []string{"experiment", file, "-o", filepath.Join(dir, "out"), "--format", "html"}, e); code != 0 {
+		t.Fatalf("experiment: exit %d\n%s", code, errw.String())
+	}
+	page := filepath.Join(dir, "out", "experiment.html")
+	lines := strings.Split(strings.TrimRight(text.String(), "\n"), "\n")
+	want := lines[len(lines)-4:]
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := dialCDP(ctx, startChromium(t, ctx, browser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"Page.enable", "Runtime.enable"} {
+		if err := c.call(ctx, m, map[string]any{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.call(ctx, "Page.navigate", map[string]any{"url": "file://" + page}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.waitEvent(ctx, "Page.loadEventFired"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Verdicts []string
+		Top      float64 // the summary box's first verdict
+		Others   float64 // the first chart, table or section heading after the box
+	}
+	js := `(() => {
+		const box = document.getElementById("summary");
+		const v = [...box.querySelectorAll("p.verdict")].slice(0, 4);
+		const after = [...document.querySelectorAll("svg.chart, table, pre, h2")].filter(e => !box.contains(e));
+		return {Verdicts: v.map(e => e.textContent), Top: v.length ? v[0].getBoundingClientRect().top : -1,
+			Others: Math.min(...after.map(e => e.getBoundingClientRect().top))};
+	})()`
+	if err := c.eval(ctx, js, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Verdicts) != 4 || got.Top < 0 || got.Top > got.Others {
+		t.Fatalf("the verdicts are not first: %d in the summary box, the first at %.0f px, other content from %.0f px", len(got.Verdicts), got.Top, got.Others)
+	}
+	for i := range want {
+		if got.Verdicts[i] != want[i] {
+			t.Errorf("verdict %d on the page %q, the text's last lines %q", i+1, got.Verdicts[i], want[i])
+		}
+	}
+	shot(t, ctx, c, "experiment")
 }

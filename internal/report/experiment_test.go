@@ -165,3 +165,45 @@ func TestExperimentPageLeadsAndDrawsEverySection(t *testing.T) {
 		t.Errorf("the overhead's or the soak's points lack their figures")
 	}
 }
+
+// The experiment's text ends with its four verdicts, one line each of at
+// most analyze.ShortMax characters with its key number; the details come
+// above them.
+func TestExperimentEndsWithFourShortVerdicts(t *testing.T) {
+	t.Parallel()
+	a, b := keep(run()), keep(run())
+	for _, r := range []*analyze.Run{a, b} {
+		r.Warnings = slices.DeleteFunc(r.Warnings, func(w analyze.Warning) bool { return w.Check == "client_lag" })
+	}
+	e := &analyze.Experiment{Schema: analyze.ExperimentSchema, Workloads: []string{"synthetic", "sharegpt"}, Asked: analyze.ExperimentAsked{Soak: true},
+		Configs: []analyze.ExperimentConfig{
+			{Name: "seed", OK: true, Run: a, Workloads: []analyze.WorkloadRun{{Name: "synthetic", Run: a}, {Name: "sharegpt", Run: b}}},
+			{Name: "seed-mtp", OK: true, Run: b},
+		}}
+	e.CompareConfigs([]int{1, 2})
+	v := e.ComputeVerdicts()
+	v.Fair.Withhold("not judged: seed/sweep: C=32 was measured on a starved simulator (17.7% of its steps late); the client lagged at C=1; rerun on a quieter machine")
+	var out bytes.Buffer
+	if err := Render(&out, "text", e); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	last := lines[len(lines)-4:]
+	for i, x := range v.All() {
+		if last[i] != x.Short() {
+			t.Errorf("line %d from the end is %q, want the short verdict %q", 4-i, last[i], x.Short())
+		}
+		if n := len([]rune(last[i])); n > analyze.ShortMax || !strings.HasPrefix(last[i], x.Question+": ") {
+			t.Errorf("%q: %d characters (at most %d), and it must name its question", last[i], n, analyze.ShortMax)
+		}
+		if !strings.Contains(out.String(), x.Line()) {
+			t.Errorf("the details of %s are not above it", x.Question)
+		}
+	}
+	if want := "fair: withheld — seed/sweep: C=32 was measured on a starved simulator (17.7% of its steps late)"; last[2] != want {
+		t.Errorf("withheld: %q, want the first measured cause: %q", last[2], want)
+	}
+	if !strings.Contains(last[1], "seed-mtp / seed: C=1 ") || !strings.Contains(last[0], "seed C=") {
+		t.Errorf("the short lines lack their key numbers:\n%s", strings.Join(last, "\n"))
+	}
+}

@@ -85,10 +85,15 @@ func pageOf(result any) (*page, error) {
 			}
 		}
 		if v := r.Verdicts; v != nil {
-			// The four answers lead the page, in its summary box.
+			// The four answers lead the page, one short line each in its
+			// summary box; their details follow it.
+			var full []string
 			for _, x := range v.All() {
-				p.summary = append(p.summary, x.Line())
+				p.summary = append(p.summary, x.Short())
+				full = append(full, "<li>"+text(x.Line())+"</li>")
 			}
+			p.sections = append(p.sections, "<h2>The four verdicts in full</h2>\n<ul>\n"+strings.Join(full, "\n")+"\n</ul>")
+			p.sectionsFirst = true
 		}
 		p.experiment = r
 		var b strings.Builder

@@ -227,9 +227,15 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 	}
 	fmt.Fprintln(w, bestLine(e, verdicts, nobest))
 	if v := e.Verdicts; v != nil {
-		fmt.Fprintln(w, "\n== the four verdicts")
+		// The details first, then the four answers, one short line each,
+		// as the report's last lines.
+		fmt.Fprintln(w, "\n== the verdicts in full")
 		for _, x := range v.All() {
 			fmt.Fprintln(w, x.Line())
+		}
+		fmt.Fprintln(w, "\n== the four verdicts")
+		for _, x := range v.All() {
+			fmt.Fprintln(w, x.Short())
 		}
 	}
 }
