@@ -643,7 +643,7 @@ func TestBrowserExperimentVerdictsFirst(t *testing.T) {
 	js := `(() => {
 		const box = document.getElementById("summary");
 		const v = [...box.querySelectorAll("p.verdict")].slice(0, 4);
-		const after = [...document.querySelectorAll("svg.chart, table, pre, h2")].filter(e => !box.contains(e));
+		const after = [...document.querySelectorAll("svg.chart, table, pre, h2")].filter(e => !box.contains(e) && e.getBoundingClientRect().height > 0);
 		return {Verdicts: v.map(e => e.textContent), Top: v.length ? v[0].getBoundingClientRect().top : -1,
 			Others: Math.min(...after.map(e => e.getBoundingClientRect().top))};
 	})()`
