@@ -40,6 +40,9 @@ type ServerReading struct {
 	SimSteps     float64 `json:"sim_steps,omitempty"`
 	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
 	SimWorstS    float64 `json:"sim_worst_lateness_s,omitempty"`
+	// SimLateS is the late steps' lateness summed over the window: as a
+	// share of the window, how far the simulator fell behind its profile.
+	SimLateS float64 `json:"sim_lateness_s,omitempty"`
 	// HostDropped and HostRetrans are the packets the simulator's machine
 	// dropped at its kernel's input queue and the TCP segments it sent
 	// again in the window (all of the machine's connections).
@@ -93,7 +96,7 @@ func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics)
 	}
 	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
 		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit),
-		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
+		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, SimLateS: t.SimLateS, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
 	if names.KV != "" {
 		r.MaxKV = &t.MaxKV
 	}
