@@ -2,12 +2,14 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/stability"
+	"github.com/tokperf/tokperf/internal/summary"
 )
 
 // Basis is what a verdict rests on: the stages it reads, by label, and,
@@ -32,7 +34,8 @@ type Basis struct {
 func (b *Basis) Judged() bool { return b == nil || b.Withheld == "" }
 
 // Within is how a verdict that stands despite a bounded flaw says so:
-// " (within 3% of the host: C=16's simulator ran 3.0% behind its pace)";
+// " (a bound of 3.0% from the host: C=16's simulator ran 3.0% behind its
+// pace)";
 // empty when no flaw touched it.
 func (b *Basis) Within() string {
 	if b == nil || b.Note == "" {
@@ -179,39 +182,50 @@ func advice(fs []Flaw) string {
 // any flaw of the kinds asked (all kinds when none are named), whatever
 // its size: for callers that judge no distance (compare's per-stage gate).
 func basis(all map[string][]Flaw, labels []string, kinds ...string) *Basis {
-	return bounded(all, labels, 0, kinds...)
+	return bounded(all, labels, func([]Flaw) bool { return true }, kinds...)
 }
 
-// bounded is the basis of a verdict over the stages labelled that only a
-// move of tol or more in a stage's throughput could change: a flaw of the
-// kinds asked (all when none are named) withholds it when its size
-// reaches tol, and is otherwise stated as the verdict's bound.
-func bounded(all map[string][]Flaw, labels []string, tol float64, kinds ...string) *Basis {
+// within is the decision of a verdict that only a move of tol or more in
+// a stage's throughput could change.
+func within(tol float64) func([]Flaw) bool {
+	return func(fs []Flaw) bool {
+		return slices.ContainsFunc(fs, func(f Flaw) bool { return f.Size >= tol })
+	}
+}
+
+// bounded is the basis of a verdict over the stages labelled: a flaw of
+// the kinds asked (all when none are named) without a size withholds it;
+// flaws with sizes withhold it when could says that figures moved by
+// their sizes could change it, and are otherwise stated as its bound.
+func bounded(all map[string][]Flaw, labels []string, could func([]Flaw) bool, kinds ...string) *Basis {
 	b := &Basis{Stages: labels}
-	var found, within []Flaw
+	var unbounded, sized []Flaw
 	for _, l := range labels {
 		for _, f := range all[l] {
 			switch {
 			case len(kinds) > 0 && !slices.Contains(kinds, f.Kind):
-			case tol > 0 && f.Size < tol:
-				within = append(within, f)
+			case math.IsInf(f.Size, 1):
+				unbounded = append(unbounded, f)
 			default:
-				found = append(found, f)
+				sized = append(sized, f)
 			}
 		}
 	}
-	if len(within) > 0 {
-		worst := slices.MaxFunc(within, func(a, b Flaw) int { return cmpFloat(a.Size, b.Size) })
+	found := unbounded
+	if len(sized) > 0 && (len(unbounded) > 0 || could(sized)) {
+		found = append(found, sized...)
+	} else if len(sized) > 0 {
+		worst := slices.MaxFunc(sized, func(a, b Flaw) int { return cmpFloat(a.Size, b.Size) })
 		b.Bound = worst.Size
-		b.Note = fmt.Sprintf("within %.1f%% of the host: %s", 100*worst.Size, worst.Cause)
+		b.Note = fmt.Sprintf("a bound of %.1f%% from the host: %s", 100*worst.Size, worst.Cause)
 	}
 	if len(found) == 0 {
 		return b
 	}
 	worst := slices.MaxFunc(found, func(a, b Flaw) int { return cmpFloat(a.Size, b.Size) })
 	b.Withheld = worst.Cause
-	if tol > 0 && !math.IsInf(worst.Size, 1) {
-		b.Withheld += fmt.Sprintf(", enough to change it (%.1f%% would)", 100*tol)
+	if !math.IsInf(worst.Size, 1) {
+		b.Withheld += ", enough to change it"
 	}
 	var why []string
 	for _, f := range found {
@@ -219,6 +233,51 @@ func bounded(all map[string][]Flaw, labels []string, tol float64, kinds ...strin
 	}
 	b.Detail = strings.Join(why, "; ") + "; " + advice(found)
 	return b
+}
+
+// sizes are the largest finite flaw size of each closed-loop level among
+// fs, by concurrency.
+func (r *Run) sizes(fs []Flaw) map[int]float64 {
+	conc := map[string]int{}
+	for _, s := range r.Stages {
+		if s.Rate == 0 {
+			conc[Label(s.Stage)] = s.Concurrency
+		}
+	}
+	out := map[int]float64{}
+	for _, f := range fs {
+		if c, ok := conc[f.Stage]; ok && !math.IsInf(f.Size, 1) {
+			out[c] = max(out[c], f.Size)
+		}
+	}
+	return out
+}
+
+// moved calls judge with the run's levels, each level of bound (by
+// concurrency) either as measured or with its throughput raised to what a
+// flaw of that size may have hidden (a flaw only ever lowers it), in every
+// combination, and says whether any call returns true. Over 10 flawed
+// levels it does not try, and says true.
+func (r *Run) moved(bound map[int]float64, judge func([]summary.Stage) bool) bool {
+	cs := slices.Sorted(maps.Keys(bound))
+	if len(cs) > 10 {
+		return true
+	}
+	levels := r.levels()
+	for mask := 1; mask < 1<<len(cs); mask++ {
+		lv := slices.Clone(levels)
+		for i := range lv {
+			for k, c := range cs {
+				if mask&(1<<k) != 0 && lv[i].Rate == 0 && lv[i].Concurrency == c {
+					lv[i].AggregateTokS /= 1 - min(bound[c], 0.99)
+				}
+			}
+		}
+		if judge(lv) {
+			return true
+		}
+	}
+	return false
 }
 
 func cmpFloat(a, b float64) int {
@@ -277,7 +336,7 @@ func (r *Run) gate() {
 		l := Label(s.Stage)
 		// A host that took less than DriftMin of the throughput cannot make
 		// a drift of DriftMin.
-		s.StabilityBasis = bounded(all, []string{l}, stability.DriftMin, FlawStarved, FlawKernel, FlawLag, FlawFailed)
+		s.StabilityBasis = bounded(all, []string{l}, within(stability.DriftMin), FlawStarved, FlawKernel, FlawLag, FlawFailed)
 		if !s.StabilityBasis.Judged() {
 			s.Stability.Kind, s.Stability.Text = "not_judged", NotJudged(s.StabilityBasis.Withheld)
 			withheld[l] = true
@@ -297,15 +356,25 @@ func (r *Run) gate() {
 	r.Warnings = keep
 }
 
-// gate withholds the scaling verdict when a flaw of a level it reads is
-// large enough to change it (or has no size), or the step it rests on
-// scaled above linear, and each step likewise; a verdict that stands
-// despite a smaller flaw says its bound.
+// gate withholds the scaling verdict when a flaw of a level it reads has
+// no size, or sizes that could change its kind (the scaling judged again
+// with the flawed levels' throughput raised by them), or the step it rests
+// on scaled above linear, and each step likewise; a verdict that stands
+// despite flaws says its bound.
 func (v *Verdict) gate(r *Run, all map[string][]Flaw) {
-	v.Basis = bounded(all, r.closedLabels(), v.tolerance(r))
+	kind := v.Kind
+	v.Basis = bounded(all, r.closedLabels(), func(fs []Flaw) bool {
+		return r.moved(r.sizes(fs), func(lv []summary.Stage) bool { return Scaling(lv).Kind != kind })
+	})
 	for i := range v.Steps {
 		st := &v.Steps[i]
-		b := bounded(all, r.labelsAt(st.From, st.To), crossing(st.TokSGain, math.Log2(st.ConcGain)))
+		class := stepClass(st.TokSGain, st.ConcGain)
+		b := bounded(all, r.labelsAt(st.From, st.To), func(fs []Flaw) bool {
+			return r.moved(r.sizes(fs), func(lv []summary.Stage) bool {
+				a, z := levelIn(lv, st.From), levelIn(lv, st.To)
+				return a > 0 && z > 0 && stepClass(z/a, st.ConcGain) != class
+			})
+		})
 		switch {
 		case !b.Judged():
 			st.Withheld = b.Withheld
@@ -325,6 +394,7 @@ func (v *Verdict) gate(r *Run, all map[string][]Flaw) {
 	if v.Basis.Judged() && len(v.Steps) > 0 {
 		if last := v.Steps[len(v.Steps)-1]; last.Withheld != "" {
 			v.Basis.Withheld = last.Withheld // the verdict is read off its last step
+			v.Basis.Bound, v.Basis.Note = 0, ""
 		}
 	}
 	if v.Basis.Judged() {
@@ -335,51 +405,21 @@ func (v *Verdict) gate(r *Run, all map[string][]Flaw) {
 	v.Change, v.PerDoubling, v.Peak, v.Knee = 0, 0, 0, 0
 }
 
-// tolerance is the smallest share by which one level's throughput would
-// have to be understated to change the verdict's kind: its last step's
-// distance from the Saturation line, and from the peak when there is one
-// before the last level.
-func (v *Verdict) tolerance(r *Run) float64 {
-	if v.From == 0 || v.To == 0 {
-		return DefaultTolerance
-	}
-	tol := crossing(1+v.Change, math.Log2(float64(v.To)/float64(v.From)))
-	last, peak := r.levelTokS(v.To), r.levelTokS(v.Peak)
-	if v.Peak != v.To && last > 0 && peak > 0 {
-		tol = min(tol, distance(peak/(last*(1+Saturation))))
-	}
-	return tol
+// stepClass is what a step says: whether it gained Saturation or more per
+// doubling. (A bound that would lift a step above linear changes nothing:
+// a batching server cannot get there, so the bound is loose, not the step.)
+func stepClass(gain, conc float64) bool {
+	return math.Pow(gain, 1/math.Log2(conc))-1 >= Saturation
 }
 
-// crossing is how far (as a share of one level's throughput) a gain of
-// gain over doublings doublings is from the Saturation line: a flaw that
-// understated the upper level (or the lower) by that much moves it across.
-func crossing(gain, doublings float64) float64 {
-	if gain <= 0 || doublings <= 0 {
-		return DefaultTolerance
-	}
-	return distance(math.Pow(1+Saturation, doublings) / gain)
-}
-
-// distance is how much one side of a ratio must grow to bring it to 1,
-// as a share of the grown figure: 1 − min(x, 1/x).
-func distance(x float64) float64 { return 1 - min(x, 1/x) }
-
-// levelTokS is the mean aggregate tok/s of the closed-loop level c over
-// its repeats; 0 when there is none.
-func (r *Run) levelTokS(c int) float64 {
-	var sum float64
-	var n int
-	for _, s := range r.Stages {
+// levelIn is the aggregate tok/s of closed-loop level c among lv.
+func levelIn(lv []summary.Stage, c int) float64 {
+	for _, s := range lv {
 		if s.Rate == 0 && s.Concurrency == c && s.OK > 0 {
-			sum += s.AggregateTokS
-			n++
+			return s.AggregateTokS
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
+	return 0
 }
 
 // Withheld lists the verdicts of the run that are withheld, each with its
@@ -436,5 +476,5 @@ func (r *Run) GateTwin(t *Twin) {
 // levels given (every repeat of each), withheld for any flaw of theirs:
 // what a twin fitted to those levels rests on.
 func (r *Run) BasisAt(levels []int) *Basis {
-	return bounded(flaws(r), r.labelsAt(levels...), DefaultTolerance)
+	return bounded(flaws(r), r.labelsAt(levels...), within(DefaultTolerance))
 }

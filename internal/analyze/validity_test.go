@@ -176,23 +176,34 @@ func TestVerdictGates(t *testing.T) {
 			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
 			return gated(r)
 		}, true, ""},
-		{"a simulator 3% behind its pace, 1.8% from saturation", func() *Run {
+		{"the upper level's simulator 3% behind its pace, 12% a doubling: the true gain is only higher", func() *Run {
 			r := folded(level{16, 0, 40}, level{32, 0, 40})
 			r.Stages[1].AggregateTokS = 1.12 * r.Stages[0].AggregateTokS
 			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
 			return gated(r)
-		}, false, "C=32's simulator ran 3.0% behind its pace, enough to change it (1.8% would)"},
+		}, true, ""},
+		{"the lower level's simulator 3% behind its pace, 12% a doubling: the true gain may be under 10%", func() *Run {
+			r := folded(level{16, 0, 40}, level{32, 0, 40})
+			r.Stages[1].AggregateTokS = 1.12 * r.Stages[0].AggregateTokS
+			r.Stages[0].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
+			return gated(r)
+		}, false, "C=16's simulator ran 3.0% behind its pace, enough to change it"},
 		{"the machine resent 12 segments in 4 requests, none of them the client's", func() *Run {
 			r := folded(level{1, 0, 40}, level{4, 0, 40})
 			r.Stages[1].Server = &ServerReading{Samples: 5, HostDropped: 30, HostRetrans: 12}
 			r.Stages[1].Host = &record.Host{To: time.Second, Known: []string{"tcp_info"}}
 			return gated(r)
 		}, true, ""},
-		{"the client's own connections resent 40 segments in 4 requests", func() *Run {
+		{"the client's own connections resent 40 segments at the lower level", func() *Run {
+			r := folded(level{1, 0, 40}, level{4, 0, 40})
+			r.Stages[0].Host = &record.Host{To: time.Second, Retrans: 40, Known: []string{"tcp_info"}}
+			return gated(r)
+		}, false, "the client's connections resent 40 TCP segments at C=1, enough to change it"},
+		{"the client's own connections resent 40 segments at the upper level of a rising verdict", func() *Run {
 			r := folded(level{1, 0, 40}, level{4, 0, 40})
 			r.Stages[1].Host = &record.Host{To: time.Second, Retrans: 40, Known: []string{"tcp_info"}}
 			return gated(r)
-		}, false, "the client's connections resent 40 TCP segments at C=4"},
+		}, true, ""},
 		{"9 resent segments on the machine, 4 requests", func() *Run {
 			r := folded(level{1, 0, 40}, level{4, 0, 40})
 			r.Stages[1].Server = &ServerReading{Samples: 5, HostRetrans: 9}

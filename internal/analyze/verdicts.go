@@ -141,7 +141,7 @@ func (e *Experiment) flawsOf(rests []string) string {
 			for _, s := range r.Stages {
 				labels = append(labels, Label(s.Stage))
 			}
-			if b := bounded(flaws(r), labels, DefaultTolerance); !b.Judged() {
+			if b := bounded(flaws(r), labels, within(DefaultTolerance)); !b.Judged() {
 				why = append(why, name+": "+b.Withheld)
 			}
 		}

@@ -173,7 +173,11 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
 	run.GateTwin(m)
 	run.Twin = m
-	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" {
+	switch q := analyze.Quote(m.Predicted[len(beyond):]); {
+	case q != "" && !m.Basis.Judged():
+		// The verdict may stand within a bound the twin's fit cannot.
+		v.Text += "; the twin's prediction is " + analyze.NotJudged(m.Basis.Withheld)
+	case q != "":
 		v.Text += "; " + q + unpinned(m, m.Predicted[len(beyond):])
 	}
 }
