@@ -43,6 +43,11 @@ type ServerReading struct {
 	// SimLateS is the late steps' lateness summed over the window: as a
 	// share of the window, how far the simulator fell behind its profile.
 	SimLateS float64 `json:"sim_lateness_s,omitempty"`
+	// SimStepS and SimBusyS are the simulator's steps' modelled time in
+	// the window and the real time they took: 1 − SimStepS/SimBusyS is
+	// the share of its profile's pace it lost (Behind).
+	SimStepS float64 `json:"sim_step_s,omitempty"`
+	SimBusyS float64 `json:"sim_busy_s,omitempty"`
 	// HostDropped and HostRetrans are the packets the simulator's machine
 	// dropped at its kernel's input queue and the TCP segments it sent
 	// again in the window (all of the machine's connections).
@@ -67,6 +72,16 @@ const RetransMin = 10
 // or more, and more than RetransLimit allows for a stage of n requests.
 func (r *ServerReading) kernelStalled(n int) bool {
 	return r.HostRetrans >= RetransMin && r.HostRetrans > RetransLimit*float64(max(n, 1))
+}
+
+// Behind is the share of its profile's pace the simulator lost in the
+// window (its steps' real time over their modelled time); false when the
+// file predates the measure.
+func (r *ServerReading) Behind() (float64, bool) {
+	if r.SimBusyS <= 0 || r.SimStepS <= 0 {
+		return 0, false
+	}
+	return max(0, 1-r.SimStepS/r.SimBusyS), true
 }
 
 // SimLateLimit is the share of the simulator's steps that may run late
@@ -96,7 +111,7 @@ func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics)
 	}
 	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
 		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit),
-		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, SimLateS: t.SimLateS, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
+		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, SimLateS: t.SimLateS, SimStepS: t.SimStepS, SimBusyS: t.SimBusyS, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
 	if names.KV != "" {
 		r.MaxKV = &t.MaxKV
 	}

@@ -100,12 +100,14 @@ func flaws(r *Run) map[string][]Flaw {
 			out[l] = append(out[l], Flaw{Stage: l, Kind: kind, Size: size, Cause: cause, Text: fmt.Sprintf(format, args...)})
 		}
 		if sv := s.Server; sv != nil && sv.SimSteps > 0 && sv.SimLateSteps > SimLateLimit*sv.SimSteps {
-			size, cause := math.Inf(1), fmt.Sprintf("%s's simulator ran %.1f%% of its steps late", l, 100*sv.SimLateSteps/sv.SimSteps)
-			if w := (sv.To - sv.From).Seconds(); sv.SimLateS > 0 && w > 0 {
-				size = min(1, sv.SimLateS/w)
-				cause = fmt.Sprintf("%s's simulator ran %.1f%% behind its pace", l, 100*size)
+			late := 100 * sv.SimLateSteps / sv.SimSteps
+			size, cause, more := math.Inf(1), fmt.Sprintf("%s's simulator ran %.1f%% of its steps late", l, late), ""
+			if b, ok := sv.Behind(); ok {
+				size = b
+				cause = fmt.Sprintf("%s's simulator ran %.1f%% behind its pace", l, 100*b)
+				more = fmt.Sprintf(", %.1f%% behind its pace", 100*b)
 			}
-			add(FlawStarved, size, cause, "%s was measured on a starved simulator (%.1f%% of its steps late)", l, 100*sv.SimLateSteps/sv.SimSteps)
+			add(FlawStarved, size, cause, "%s was measured on a starved simulator (%.1f%% of its steps late%s)", l, late, more)
 		}
 		if h := s.Host; h != nil && h.Retrans >= OwnRetransMin && float64(h.Retrans) > RetransLimit*float64(max(s.Requests, 1)) {
 			size := 1.0

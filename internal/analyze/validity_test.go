@@ -173,19 +173,19 @@ func TestVerdictGates(t *testing.T) {
 		}, false, "C=4's simulator ran 20.5% of its steps late"},
 		{"a simulator 3% behind its pace, 70% from changing the verdict", func() *Run {
 			r := folded(level{1, 0, 40}, level{4, 0, 40})
-			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
+			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimStepS: 9.7, SimBusyS: 10}
 			return gated(r)
 		}, true, ""},
 		{"the upper level's simulator 3% behind its pace, 12% a doubling: the true gain is only higher", func() *Run {
 			r := folded(level{16, 0, 40}, level{32, 0, 40})
 			r.Stages[1].AggregateTokS = 1.12 * r.Stages[0].AggregateTokS
-			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
+			r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimStepS: 9.7, SimBusyS: 10}
 			return gated(r)
 		}, true, ""},
 		{"the lower level's simulator 3% behind its pace, 12% a doubling: the true gain may be under 10%", func() *Run {
 			r := folded(level{16, 0, 40}, level{32, 0, 40})
 			r.Stages[1].AggregateTokS = 1.12 * r.Stages[0].AggregateTokS
-			r.Stages[0].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimLateS: 0.3, To: 10 * time.Second}
+			r.Stages[0].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimStepS: 9.7, SimBusyS: 10}
 			return gated(r)
 		}, false, "C=16's simulator ran 3.0% behind its pace, enough to change it"},
 		{"the machine resent 12 segments in 4 requests, none of them the client's", func() *Run {
