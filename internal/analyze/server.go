@@ -56,8 +56,8 @@ type ServerReading struct {
 }
 
 // RetransLimit is how many TCP segments, per request of a stage, the
-// simulator's machine may send again before the stage's percentiles stop
-// describing the server: on loopback a resent segment is a stall of
+// client's own connections may send again before the stage's percentiles
+// stop describing the server: on loopback a resent segment is a stall of
 // 200 ms or more (the minimum retransmission timeout) in one request, and
 // once 1% of requests carry one, a p99 of TTFT or E2E is the kernel's
 // timer.
@@ -67,12 +67,6 @@ const RetransLimit = 0.01
 // is the whole machine's, and a few resends belong to other connections
 // (another test, a lost connection elsewhere) as often as to the stage.
 const RetransMin = 10
-
-// kernelStalled says the simulator's machine resent RetransMin segments
-// or more, and more than RetransLimit allows for a stage of n requests.
-func (r *ServerReading) kernelStalled(n int) bool {
-	return r.HostRetrans >= RetransMin && r.HostRetrans > RetransLimit*float64(max(n, 1))
-}
 
 // Behind is the share of its profile's pace the simulator lost in the
 // window (its steps' real time over their modelled time); false when the
@@ -168,10 +162,10 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
 	}
 	if r.HostDropped > 0 || r.HostRetrans >= RetransMin {
-		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
-		if r.kernelStalled(s.Requests) {
-			text += fmt.Sprintf(" (%.1f per 100 requests: the p99s are the kernel's retransmission timer)", 100*r.HostRetrans/float64(max(s.Requests, 1)))
-		}
+		// The whole machine's counts: other processes' resends are in them,
+		// so they gate no verdict (the client's own connections' do: the
+		// stage's host reading).
+		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts, other processes' included; the host line says how many were this run's): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
 		warn("kernel_drops", "%s; raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)", text)
 	}
 	if r.CacheHitRate != nil && !c.Reuse {
