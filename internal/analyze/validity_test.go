@@ -354,4 +354,16 @@ func TestBaselineGate(t *testing.T) {
 	if c.Basis.Judged() || c.Claim != NotJudged(c.Basis.Withheld) || !strings.Contains(c.Basis.Withheld, "C=4's simulator ran 20.5% of its steps late") || len(c.Withheld()) != 1 {
 		t.Errorf("a starved run: basis %+v, claim %q", c.Basis, c.Claim)
 	}
+	// A simulator 1% behind its pace cannot move the claim's ratio past
+	// the 5% an experiment's verdicts allow: the claim is checked, with
+	// the bound in the basis.
+	r.Stages[1].Server = &ServerReading{Samples: 5, SimSteps: 1000, SimLateSteps: 205, SimStepS: 9.9, SimBusyS: 10}
+	r = gated(r)
+	c, err = AgainstBaselineRun(r, b, 0, "", "2x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Basis.Judged() || !strings.HasPrefix(c.Claim, "the claim 2× ") || math.Abs(c.Basis.Bound-0.01) > 1e-9 {
+		t.Errorf("a simulator 1%% behind: basis %+v, claim %q", c.Basis, c.Claim)
+	}
 }
