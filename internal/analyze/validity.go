@@ -27,6 +27,9 @@ type Basis struct {
 	// verdict may have lowered the throughput it reads; Note says which.
 	Bound float64 `json:"bound,omitempty"`
 	Note  string  `json:"note,omitempty"`
+	// Size is the withholding flaw's size (+Inf: it has none), to rank
+	// the reasons of several runs.
+	Size float64 `json:"-"`
 }
 
 // Judged says whether the verdict stands: no basis (nothing to gate) or
@@ -225,7 +228,7 @@ func bounded(all map[string][]Flaw, labels []string, could func([]Flaw) bool, ki
 		return b
 	}
 	worst := slices.MaxFunc(found, func(a, b Flaw) int { return cmpFloat(a.Size, b.Size) })
-	b.Withheld = worst.Cause
+	b.Withheld, b.Size = worst.Cause, worst.Size
 	if !math.IsInf(worst.Size, 1) {
 		b.Withheld += ", enough to change it"
 	}
