@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
 )
@@ -62,6 +63,7 @@ type Asked struct {
 	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested of every request; 0 when they differ (a dataset, a distribution)
 	IgnoreEOS    bool // asked the server to ignore EOS
+	Engine       string
 	OpenLoop     bool
 	Simulated    bool // the embedded simulator shared the client's CPUs
 }
@@ -119,6 +121,29 @@ func LateSends(s summary.Stage) bool {
 // the load it lost is too small to matter.
 const ClientWaitLimit = 0.01
 
+// TakesIgnoreEOS reports whether an engine has ignore_eos at all: TGI
+// and Ollama have none, so asking for it changes nothing there.
+func TakesIgnoreEOS(name string) bool {
+	e, _ := engine.Lookup(name)
+	return !e.NoIgnoreEOS
+}
+
+// shortOutput says why a stage's outputs fell short of what was asked,
+// from the engine and the finish reasons the server gave: only requests
+// that stopped early on a server that takes ignore_eos disobeyed it.
+func shortOutput(s summary.Stage, c Asked) string {
+	short := fmt.Sprintf("mean output %.0f tokens is %.0f%% of the %d asked", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+	switch {
+	case !TakesIgnoreEOS(c.Engine):
+		return fmt.Sprintf("%s: %s has no ignore_eos, so outputs end at the model's EOS as usual (%d of %s stopped before the limit); per-request figures cover shorter outputs than asked", short, c.Engine, s.EarlyFinished, plural(s.OK, "request"))
+	case s.LengthFinished == s.OK:
+		return fmt.Sprintf("%s, though every request ended at its token limit (finish reason length): the server's own limit is lower than asked (its context length or a max-tokens cap) or its counts are short", short)
+	case s.EarlyFinished > 0:
+		return fmt.Sprintf("%s: %d of %s stopped before the limit (finish reason not length): the server did not honour ignore_eos, so per-request figures cover shorter outputs", short, s.EarlyFinished, plural(s.OK, "request"))
+	}
+	return fmt.Sprintf("%s and the server gave no finish reasons: it likely did not honour ignore_eos, so per-request figures cover shorter outputs", short)
+}
+
 func warning(s summary.Stage, check, format string, args ...any) Warning {
 	return Warning{Stage: Label(s), Check: check, Text: fmt.Sprintf(format, args...)}
 }
@@ -144,13 +169,20 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
 			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", plural(n, "request"), s.TokensPerChunk)
 		}
+		if n := s.PromptSent; n > 0 {
+			how := "as its tokenizer counted them"
+			if s.PromptEstimated > 0 {
+				how = "estimated from the text where no tokenizer was given"
+			}
+			add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, plural(s.OK, "request"), how)
+		}
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
 			if estimated > 0 {
 				// An estimate cannot accuse the server: several tokens per
 				// chunk read as one each look like a short output.
 				add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked by an estimate of one token per chunk (the server sent no counts): if its chunks hold several tokens the outputs are not short; only counts from the server or a tokenizer can tell", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
 			} else {
-				add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked: the server did not honour ignore_eos, so per-request figures cover shorter outputs", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+				add("short_output", "%s", shortOutput(s, c))
 			}
 		}
 		shared := ""

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -29,6 +30,31 @@ type Side struct {
 	InputTokens  int    `json:"input_tokens,omitempty"`
 	OutputTokens int    `json:"output_tokens,omitempty"`
 	Levels       []int  `json:"levels,omitempty"`
+	// Device is "GPU" or "CPU" where known: the difference between two
+	// setups that matters most.
+	Device string `json:"device,omitempty"`
+	// Input and Output are the length distributions when not fixed ("dataset",
+	// "100-300"): then InputTokens and OutputTokens are not what was asked.
+	Input  string `json:"input,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Prompts is where a run's prompts came from (the fixed word list, a
+	// dataset, …); empty for a baseline, which states none.
+	Prompts string `json:"prompts,omitempty"`
+}
+
+// CPU is the GPU type that says a server ran on the CPU (--gpu-type cpu):
+// no GPU, so both GPU rows are known.
+const CPU = "cpu"
+
+// device is what a side's GPU fields say it ran on.
+func device(gpu string, gpus int) string {
+	switch {
+	case strings.EqualFold(gpu, CPU):
+		return "CPU"
+	case gpu != "" || gpus > 0:
+		return "GPU"
+	}
+	return ""
 }
 
 var quantRe = regexp.MustCompile(`(?i)(nvfp4|mxfp4|fp8|fp4|int8|int4|awq|gptq|bf16|fp16|gguf)`)
@@ -46,6 +72,20 @@ func RunSide(name string, s record.Setup, gpus int, gpu string) Side {
 	}
 	if q := quantRe.FindString(s.Model); q != "" {
 		side.Quantization = strings.ToLower(q)
+	}
+	side.Device = device(side.GPU, side.GPUs)
+	// A dataset's or a distribution's lengths are not the fixed default
+	// the header's numbers hold.
+	side.Input, side.Output = s.Workload.Input, s.Workload.Output
+	if side.Input != "" {
+		side.InputTokens = 0
+	}
+	if side.Output != "" {
+		side.OutputTokens = 0
+	}
+	side.Prompts = s.Workload.Prompts
+	if side.Prompts == "" {
+		side.Prompts = "the fixed word list"
 	}
 	switch s.Endpoint {
 	case "generate", "completions":
@@ -77,6 +117,7 @@ func BaselineSide(b *baseline.Baseline) Side {
 	for _, p := range b.Points {
 		side.Levels = append(side.Levels, p.Concurrency)
 	}
+	side.Device = device(side.GPU, side.GPUs)
 	return side
 }
 
@@ -112,17 +153,42 @@ func Fairness(a, b Side) ([]Field, string) {
 		}
 		return s
 	}
-	rows := []struct{ name, a, b string }{
+	// A length is its distribution's name where not fixed; on a CPU both
+	// GPU rows are known: none.
+	length := func(n int, dist string) string { return cmp.Or(dist, num(n)) }
+	gpuType := func(s Side) string {
+		if s.Device == "CPU" {
+			return "none (CPU)"
+		}
+		return s.GPU
+	}
+	gpuCount := func(s Side) string {
+		if s.Device == "CPU" {
+			return "0"
+		}
+		return num(s.GPUs)
+	}
+	type row struct{ name, a, b string }
+	var rows []row
+	if a.Device != "" && b.Device != "" {
+		rows = append(rows, row{"device", a.Device, b.Device})
+	}
+	rows = append(rows, []row{
 		{"model", a.Model, b.Model},
 		{"quantization", a.Quantization, b.Quantization},
-		{"GPU type", a.GPU, b.GPU},
-		{"GPU count", num(a.GPUs), num(b.GPUs)},
+		{"GPU type", gpuType(a), gpuType(b)},
+		{"GPU count", gpuCount(a), gpuCount(b)},
 		{"engine", a.Engine, b.Engine},
-		{"input tokens", num(a.InputTokens), num(b.InputTokens)},
-		{"output tokens", num(a.OutputTokens), num(b.OutputTokens)},
+		{"input tokens", length(a.InputTokens, a.Input), length(b.InputTokens, b.Input)},
+		{"output tokens", length(a.OutputTokens, a.Output), length(b.OutputTokens, b.Output)},
 		{"speculative decoding", speculative(a.Speculative), speculative(b.Speculative)},
 		{"endpoint", a.Endpoint, b.Endpoint},
 		{"concurrency", levels(a.Levels), levels(b.Levels)},
+	}...)
+	if a.Prompts != "" && b.Prompts != "" {
+		// Two runs: the same lengths from other prompts are not the same
+		// workload (a baseline states none, so it has no such row).
+		rows = append(rows, row{"prompts", a.Prompts, b.Prompts})
 	}
 	var fields []Field
 	var diff, unknown []string

@@ -44,6 +44,10 @@ type LoopVerdict struct {
 	// numbers were measured (a stage it rests on cannot be trusted).
 	Withheld string          `json:"withheld,omitempty"`
 	Figures  []VerdictFigure `json:"figures,omitempty"`
+	// Prompts says what the datasets it rests on held (distinct prompts,
+	// length quantiles); empty when it rests on none. Text ends with it,
+	// and so does the line of a verdict withheld.
+	Prompts string `json:"prompts,omitempty"`
 }
 
 // Answered says whether the verdict has an answer to show.
@@ -54,7 +58,11 @@ func (v *LoopVerdict) Answered() bool {
 // Line is the verdict as shown: its text, or why it is withheld.
 func (v *LoopVerdict) Line() string {
 	if v.Withheld != "" {
-		return v.Question + ": withheld — " + v.Withheld
+		line := v.Question + ": withheld — " + v.Withheld
+		if v.Prompts != "" {
+			line += " [" + v.Prompts + "]"
+		}
+		return line
 	}
 	return v.Text
 }
@@ -98,6 +106,9 @@ func (e *Experiment) ComputeVerdicts() *Verdicts {
 				x.Withhold(NotJudged(why))
 			}
 		}
+		if x.Prompts = e.datasetsOf(x.RestsOn); x.Prompts != "" {
+			x.Text += " [" + x.Prompts + "]"
+		}
 		// A figure with no finite value (a stage with nothing finished)
 		// is left out: JSON has no NaN.
 		x.Figures = slices.DeleteFunc(x.Figures, func(f VerdictFigure) bool { return finite(f.Value) == nil })
@@ -114,40 +125,18 @@ func (e *Experiment) flawsOf(rests []string) string {
 	var why []string
 	worst, size := "", -1.0
 	for _, name := range rests {
-		cfg, part, ok := strings.Cut(name, "/")
-		if !ok {
-			continue // a baseline: published figures, not measured here
+		r := e.runOf(name)
+		if r == nil {
+			continue
 		}
-		for i := range e.Configs {
-			c := &e.Configs[i]
-			if c.Name != cfg {
-				continue
-			}
-			var r *Run
-			switch {
-			case part == "sweep":
-				r = c.Run
-			case part == "soak":
-				r = c.Soak
-			case strings.HasPrefix(part, "workload "):
-				for _, w := range c.Workloads {
-					if w.Name == strings.TrimPrefix(part, "workload ") {
-						r = w.Run
-					}
-				}
-			}
-			if r == nil {
-				continue
-			}
-			var labels []string
-			for _, s := range r.Stages {
-				labels = append(labels, Label(s.Stage))
-			}
-			if b := bounded(flaws(r), labels, within(DefaultTolerance)); !b.Judged() {
-				why = append(why, name)
-				if b.Size > size {
-					worst, size = name+": "+b.Withheld, b.Size
-				}
+		var labels []string
+		for _, s := range r.Stages {
+			labels = append(labels, Label(s.Stage))
+		}
+		if b := bounded(flaws(r), labels, within(DefaultTolerance)); !b.Judged() {
+			why = append(why, name)
+			if b.Size > size {
+				worst, size = name+": "+b.Withheld, b.Size
 			}
 		}
 	}
@@ -158,6 +147,73 @@ func (e *Experiment) flawsOf(rests []string) string {
 		return worst
 	}
 	return fmt.Sprintf("%s (and %d more: %s)", worst, len(why)-1, strings.Join(slices.DeleteFunc(why, func(n string) bool { return strings.HasPrefix(worst, n+": ") }), ", "))
+}
+
+// runOf is the run a name of RestsOn (CONFIG/sweep, CONFIG/workload NAME,
+// CONFIG/soak) stands for; nil for a baseline (published figures, not
+// measured here) or a run that is not there.
+func (e *Experiment) runOf(name string) *Run {
+	cfg, part, ok := strings.Cut(name, "/")
+	if !ok {
+		return nil
+	}
+	for i := range e.Configs {
+		c := &e.Configs[i]
+		if c.Name != cfg {
+			continue
+		}
+		switch {
+		case part == "sweep":
+			return c.Run
+		case part == "soak":
+			return c.Soak
+		case strings.HasPrefix(part, "workload "):
+			for _, w := range c.Workloads {
+				if w.Name == strings.TrimPrefix(part, "workload ") {
+					return w.Run
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// FewPrompts is the number of distinct prompts below which a dataset is
+// too small a sample to speak for the traffic it stands for.
+const FewPrompts = 100
+
+// datasetsOf says, for each run named by rests whose prompts came from a
+// dataset, how many distinct prompts it had and how long they were: a
+// verdict resting on a dataset says what it rested on. "" when none did.
+func (e *Experiment) datasetsOf(rests []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, name := range rests {
+		r := e.runOf(name)
+		if r == nil || r.Setup.Workload.Input != "dataset" {
+			continue
+		}
+		w := r.Setup.Workload
+		_, part, _ := strings.Cut(name, "/")
+		text := fmt.Sprintf("%s: %d distinct prompts, prompt lengths %s", strings.TrimPrefix(part, "workload "), w.DistinctPrompts, w.PromptLengths)
+		if w.OutputLengths != "" {
+			text += ", output lengths " + w.OutputLengths
+		}
+		if w.Tokenizer == "" {
+			text += " (estimated, no tokenizer)"
+		}
+		if w.DistinctPrompts < FewPrompts {
+			text += fmt.Sprintf(": fewer than %d, too few to stand for the traffic", FewPrompts)
+		}
+		if !seen[text] {
+			seen[text] = true
+			out = append(out, text)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "dataset " + strings.Join(out, "; ")
 }
 
 // passed are the configurations compared.

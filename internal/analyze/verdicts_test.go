@@ -257,3 +257,47 @@ func TestVerdictsWithheldOnAStarvedStage(t *testing.T) {
 		t.Errorf("the same runs measured validly: %q", v.Line())
 	}
 }
+
+// A verdict resting on a dataset's runs says how many distinct prompts the
+// dataset had and how long they were, once per dataset however many
+// configurations ran it, and calls fewer than FewPrompts too few; one
+// resting on generated prompts says nothing of the kind.
+func TestVerdictSaysItsDataset(t *testing.T) {
+	t.Parallel()
+	levels := []int{1, 32}
+	data := func(distinct int) *Run {
+		r := runOf(levels, []float64{50, 13}, 3)
+		r.Setup.Workload.Input, r.Setup.Workload.DistinctPrompts = "dataset", distinct
+		r.Setup.Workload.PromptLengths, r.Setup.Workload.OutputLengths = "p10 10, p50 22, p90 88, max 1000 tokens", "p10 1, p50 24, p90 116, max 571 tokens"
+		r.Setup.Workload.Tokenizer = "llama3"
+		return r
+	}
+	for _, tc := range []struct {
+		distinct int
+		want     string
+	}{
+		{427, " [dataset self-instruct: 427 distinct prompts, prompt lengths p10 10, p50 22, p90 88, max 1000 tokens, output lengths p10 1, p50 24, p90 116, max 571 tokens]"},
+		{4, " [dataset self-instruct: 4 distinct prompts, prompt lengths p10 10, p50 22, p90 88, max 1000 tokens, output lengths p10 1, p50 24, p90 116, max 571 tokens: fewer than 100, too few to stand for the traffic]"},
+	} {
+		e := &Experiment{Workloads: []string{"synthetic", "self-instruct"}}
+		for _, name := range []string{"seed", "seed-mtp"} {
+			syn := runOf(levels, []float64{50, 20}, 1)
+			e.Configs = append(e.Configs, ExperimentConfig{Name: name, OK: true, Run: syn,
+				Workloads: []WorkloadRun{{Name: "synthetic", Run: syn}, {Name: "self-instruct", Run: data(tc.distinct)}}})
+		}
+		e.CompareConfigs(levels)
+		vs := e.ComputeVerdicts()
+		if v := vs.Representative; !strings.HasSuffix(v.Text, tc.want) || strings.Count(v.Text, "distinct prompts") != 1 {
+			t.Errorf("representative: %s\nwant it to end %q", v.Text, tc.want)
+		}
+		// Withheld, its line still says what it would have rested on.
+		v := vs.Representative
+		v.Withhold("not judged: a starved simulator")
+		if line := v.Line(); line != "representative: withheld — not judged: a starved simulator"+tc.want {
+			t.Errorf("withheld line %q", line)
+		}
+		if v := vs.Configurations; strings.Contains(v.Text, "distinct prompts") {
+			t.Errorf("configurations rests on %v, generated prompts: %s", v.RestsOn, v.Text)
+		}
+	}
+}

@@ -30,7 +30,6 @@ import (
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/infile"
 	"github.com/tokperf/tokperf/internal/record"
-	"golang.org/x/net/http2"
 )
 
 // Config selects a server, a protocol and the client's transport.
@@ -373,12 +372,15 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 	if dial == nil {
 		dial = Dial
 	}
-	return &http.Client{Transport: &http2.Transport{
-		AllowHTTP:          true,
+	// HTTP/2 with prior knowledge over plain TCP (h2c), as net/http
+	// speaks it since Go 1.24: no TLS, no upgrade.
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{
+		Protocols:          &h2c,
 		DisableCompression: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			return dial(ctx, network, addr)
-		},
+		DialContext:        dial,
+		ForceAttemptHTTP2:  true,
 	}}
 }
 
@@ -594,7 +596,7 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		// One chunk per token at most, plus one: no regrowth on the hot path.
 		rec.Chunks = make([]record.Chunk, 0, min(req.MaxTokens+1, 4096))
 	}
-	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}}
+	s := &stream{clock: arrive, rec: rec, body: readStamper{r: body, a: arrive}, max: req.MaxTokens}
 	s.body.rc, _ = body.(readCounter)
 	if b.cfg.KeepText {
 		var text strings.Builder

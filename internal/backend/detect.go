@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,7 +67,8 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	answers := make([]answer, len(probes)+1)
 	var models struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
 		} `json:"data"`
 	}
 	var wg sync.WaitGroup
@@ -97,8 +99,10 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 		return record.Server{}, nil, fmt.Errorf("%s answered HTTP %d: %.200s", shown, m.code, m.msg)
 	}
 	var ids []string
+	owner := ""
 	for _, d := range models.Data {
 		ids = append(ids, d.ID)
+		owner = cmp.Or(owner, d.OwnedBy)
 	}
 	// An engine is taken on agreeing evidence: every route of it that
 	// matched is recorded, and one with several identity routes needs two
@@ -131,7 +135,34 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	if m.code != http.StatusOK {
 		return record.Server{}, nil, fmt.Errorf("%s answered %d and no known identity route answered: is this an inference server?", shown, m.code)
 	}
+	if owner == "vllm" || owner == "sglang" {
+		// vLLM and SGLang name themselves as the models' owner: behind a
+		// gateway that passes only /v1/*, that is all there is to go by.
+		return record.Server{Engine: owner, Evidence: []string{OwnedByEvidence},
+			Doubt: fmt.Sprintf("/v1/models says owned_by %q and no identity route answered (a gateway passing only /v1/*?): taken as %s on its OpenAI routes", owner, owner)}, ids, nil
+	}
 	return record.Server{Engine: "openai"}, ids, nil
+}
+
+// OwnedByEvidence is the evidence of an engine known only by its models'
+// owned_by: its native routes may not be there, so its OpenAI ones are
+// measured.
+const OwnedByEvidence = "/v1/models owned_by"
+
+// TrimV1 is a --url without the /v1 an OpenAI SDK's base URL ends in
+// (http://host:8000/v1): tokperf adds /v1/… to the server's base itself.
+// It reports whether there was one.
+func TrimV1(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw, false
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	if !strings.HasSuffix(p, "/v1") {
+		return raw, false
+	}
+	u.Path, u.RawPath = strings.TrimSuffix(p, "/v1"), ""
+	return u.String(), true
 }
 
 // identify matches an identity route's answer to its engine.

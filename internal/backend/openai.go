@@ -91,22 +91,37 @@ type openAIUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
+type openAIChoice struct {
+	Text  *string `json:"text"`
+	Delta *struct {
+		Content          *string         `json:"content"`
+		ReasoningContent *string         `json:"reasoning_content"`
+		Reasoning        *string         `json:"reasoning"`
+		ToolCalls        json.RawMessage `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
 type openAIChunk struct {
-	Object  string `json:"object"`
-	Choices []struct {
-		Text  *string `json:"text"`
-		Delta *struct {
-			Content          *string         `json:"content"`
-			ReasoningContent *string         `json:"reasoning_content"`
-			Reasoning        *string         `json:"reasoning"`
-			ToolCalls        json.RawMessage `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *openAIUsage  `json:"usage"`
-	Timings *llamaTimings `json:"timings"` // llama.cpp, on the last chunk
-	Error   *streamError  `json:"error"`
-	Message string        `json:"message"` // some servers' error objects
+	Object  string         `json:"object"`
+	Choices []openAIChoice `json:"choices"`
+	Usage   *openAIUsage   `json:"usage"`
+	Timings *llamaTimings  `json:"timings"` // llama.cpp, on the last chunk
+	Error   *streamError   `json:"error"`
+	Message string         `json:"message"` // some servers' error objects
+}
+
+// content is a choice's new text. Some hosted providers send the same
+// text twice in one choice, as "text" and as "delta.content": it is one
+// answer, so the delta's wins where both are there.
+func (ch *openAIChoice) content() string {
+	if d := ch.Delta; d != nil && d.Content != nil && *d.Content != "" {
+		return *d.Content
+	}
+	if ch.Text != nil {
+		return *ch.Text
+	}
+	return ""
 }
 
 // fastPath reads chunks with fastChunk first (tests turn it off to compare).
@@ -194,12 +209,7 @@ func (o *openAI) read(s *stream) bool {
 			f = c.facts()
 			if s.text != nil {
 				for _, ch := range c.Choices {
-					if ch.Text != nil {
-						s.text.WriteString(*ch.Text)
-					}
-					if ch.Delta != nil && ch.Delta.Content != nil {
-						s.text.WriteString(*ch.Delta.Content)
-					}
+					s.text.WriteString(ch.content())
 				}
 			}
 		}

@@ -38,6 +38,7 @@ type sglangEvent struct {
 		PromptTokens     int             `json:"prompt_tokens"`
 		CompletionTokens int             `json:"completion_tokens"`
 		CachedTokens     int             `json:"cached_tokens"`
+		ReasoningTokens  int             `json:"reasoning_tokens"`
 		E2ELatency       float64         `json:"e2e_latency"`
 	} `json:"meta_info"`
 	Error *streamError `json:"error"`
@@ -73,6 +74,9 @@ func (sglang) read(s *stream) bool {
 			}
 		}
 		rec.PromptTokens, rec.PromptSource, rec.CachedTokens = m.PromptTokens, record.SourceUsage, m.CachedTokens
+		if m.ReasoningTokens > 0 {
+			rec.ReasoningTokens, rec.ReasoningSource = m.ReasoningTokens, record.SourceUsage
+		}
 		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
 			if m.E2ELatency > 0 {
 				rec.Server = &record.ServerTiming{E2EMs: m.E2ELatency * 1e3, OutputTokens: m.CompletionTokens}

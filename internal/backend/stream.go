@@ -102,30 +102,69 @@ type stream struct {
 	// body is the stamped body, held here so that a response costs one
 	// allocation for both.
 	body readStamper
+	// cur is the current event's data; rest holds the data lines of the
+	// same event still to come, where each line was a JSON value of its
+	// own (see Next).
+	cur, rest []byte
+	// events counts the events read, and first keeps the start of the
+	// first one, to say what a stream that never finished was made of.
+	events int
+	first  [80]byte
+	firstN int
+	// bytes sums the events' data; max is the max tokens asked (0:
+	// unknown), to tell counts no server could have produced.
+	bytes, max int
 }
 
 // Next advances to the next event; false at the end of the stream, on a
 // read error, or at the framing's done event (whose arrival is the
 // record's Done).
+//
+// SSE joins an event's data lines with LF, which is one JSON value when a
+// server splits an object over lines; some servers instead write two
+// whole values in one event (an error object and then [DONE]). When the
+// joined data is not one JSON value, each line is read as an event of
+// its own, with the event's arrival.
 func (s *stream) Next() bool {
+	for len(s.rest) > 0 {
+		line, rest, _ := bytes.Cut(s.rest, []byte{'\n'})
+		s.rest = rest
+		if len(bytes.TrimSpace(line)) > 0 {
+			return s.take(line)
+		}
+	}
 	if !s.ev.Next() {
 		return false
 	}
 	s.now = s.clock.Now()
 	s.late.next(s.ev.Shared(), s.rec)
-	if s.done != "" && string(s.ev.Data()) == s.done {
+	data := s.ev.Data()
+	if i := bytes.IndexByte(data, '\n'); i >= 0 && !json.Valid(data) {
+		data, s.rest = data[:i], data[i+1:]
+	}
+	return s.take(data)
+}
+
+// take makes data the current event; false at the framing's done event.
+func (s *stream) take(data []byte) bool {
+	s.cur = data
+	if s.done != "" && string(data) == s.done {
 		s.rec.Done = s.now
 		return false
+	}
+	s.bytes += len(data)
+	if s.events++; s.events == 1 {
+		s.firstN = copy(s.first[:], data) // no allocation per request
 	}
 	return true
 }
 
 // Data is the current event's data, valid until the next call to Next.
-func (s *stream) Data() []byte { return s.ev.Data() }
+func (s *stream) Data() []byte { return s.cur }
 
 // decode unmarshals the current event into v, or marks the record failed
 // on bad JSON.
-func (s *stream) decode(v any) bool { return decode(s.ev.Data(), v, s.rec) }
+func (s *stream) decode(v any) bool { return decode(s.cur, v, s.rec) }
 
 // fail marks the record failed by an error the server sent in the stream.
 func (s *stream) fail(msg string) {
@@ -161,9 +200,66 @@ func (s *stream) read(p protocol, body io.Reader) {
 	s.ev, s.done = f.open(body), f.done
 	finished := p.read(s)
 	finish(s.rec, finished, s.ev.Err())
-	if s.why != "" && s.rec.Status == record.StatusIncomplete {
+	if why := s.implausible(); why != "" {
+		s.badCount(why)
+		return
+	}
+	if s.rec.Status != record.StatusIncomplete {
+		return
+	}
+	if s.why != "" {
 		s.rec.Error += " (" + s.why + ")"
 	}
+	// A connection cut mid-answer and a server that speaks another
+	// protocol both end without the finish: say which it looked like.
+	switch {
+	case s.events == 0:
+		s.rec.Error += ": no event at all"
+	case len(s.rec.Chunks) == 0:
+		s.rec.Error += fmt.Sprintf(": %d events, none with this route's tokens or finish (first: %q)", s.events, s.first[:s.firstN])
+	}
+}
+
+// MaxCount bounds any token count a server can state for one request: a
+// prompt of 16M tokens is past every model's context.
+const MaxCount = 1 << 24
+
+// implausible says what in the record's counts no server could have
+// produced, "" when nothing: a count past MaxCount, more output than the
+// max tokens asked (reasoning aside: some servers let it run past), or
+// more visible tokens than bytes of events to carry them.
+func (s *stream) implausible() string {
+	r := s.rec
+	out := max(r.OutputTokens, r.ChunkTokens())
+	switch {
+	case max(out, r.PromptTokens, r.CachedTokens, r.ReasoningTokens) > MaxCount:
+		return fmt.Sprintf("the server stated %d output, %d prompt, %d cached tokens: more than any request holds (%d)", out, r.PromptTokens, r.CachedTokens, MaxCount)
+	case s.max > 0 && out-r.ReasoningTokens > s.max:
+		return fmt.Sprintf("the server stated %d output tokens for max tokens %d (finish reason %q)", out, s.max, r.FinishReason)
+	case out-r.ReasoningTokens > s.bytes:
+		return fmt.Sprintf("the server stated %d output tokens in %d bytes of events: fewer bytes than tokens", out, s.bytes)
+	}
+	return ""
+}
+
+// badCount marks the record as counted impossibly: its error keeps what
+// the server said; its chunks are counted one token each and its output
+// by them, so nothing absurd reaches a figure or the result file.
+func (s *stream) badCount(why string) {
+	r := s.rec
+	if r.Status != record.StatusOK && r.Error != "" {
+		why += "; " + r.Error
+	}
+	r.Status, r.Error = record.StatusBadCount, why
+	for i := range r.Chunks {
+		r.Chunks[i].Tokens = 1
+	}
+	r.OutputTokens, r.OutputSource = len(r.Chunks), record.SourceChunks
+	r.ChunkSource = record.SourceChunks
+	if r.PromptTokens > MaxCount || r.CachedTokens > r.PromptTokens {
+		r.PromptTokens, r.PromptSource, r.CachedTokens = 0, record.SourceNone, 0
+	}
+	r.ReasoningTokens, r.ReasoningSource = min(r.ReasoningTokens, r.OutputTokens), record.SourceNone
 }
 
 // decode unmarshals one event, or marks the record failed on bad JSON.

@@ -42,7 +42,10 @@ type tgiEvent struct {
 		Text    string `json:"text"`
 		Special bool   `json:"special"`
 	} `json:"token"`
-	Details *struct {
+	// GeneratedText is set on the last event only: the stream's end
+	// where details are absent (a request or a proxy without them).
+	GeneratedText *string `json:"generated_text"`
+	Details       *struct {
 		FinishReason    string `json:"finish_reason"`
 		GeneratedTokens int    `json:"generated_tokens"`
 		InputLength     int    `json:"input_length"`
@@ -78,6 +81,14 @@ func (tgi) read(s *stream) bool {
 			if d.InputLength > 0 {
 				rec.PromptTokens, rec.PromptSource = d.InputLength, record.SourceUsage
 			}
+			s.last()
+			break
+		}
+		if e.GeneratedText != nil {
+			// The end without details: no count and no reason from the
+			// server, but the answer is whole.
+			sawFinish = true
+			rec.OutputTokens, rec.OutputSource = rec.ChunkTokens(), record.SourceContinuous
 			s.last()
 			break
 		}

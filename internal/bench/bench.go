@@ -14,8 +14,10 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"net/http"
@@ -23,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,11 +64,16 @@ type Env struct {
 	// SliceDone, when set, is told each time slice of a sliced run once it
 	// is written (tests read the client's memory there).
 	SliceDone func(record.Slice)
+	// Force lets a named result file (-o) that is already there be
+	// replaced (--force); without it the run refuses to start.
+	Force bool
 	// SimStall, when set, runs after each step of the embedded simulator
 	// (sim.Options.Stall): tests starve it with a sleep, as a busy machine
 	// would, to hold the verdicts to their validity gates.
 	SimStall func()
 }
+
+func (e *Env) force() bool { return e != nil && e.Force }
 
 func (e *Env) simStall() func() {
 	if e == nil {
@@ -155,10 +163,13 @@ type Target struct {
 	URL string // base URL; empty: start the embedded simulator
 	// SimProfile is the simulator's profile (name or YAML file) when URL is empty.
 	SimProfile string
-	Endpoint   string // generate, completions, chat, api-chat; empty: the engine's raw one
-	Engine     string // overrides detection when set
-	Model      string // empty: the first of /v1/models
-	APIKey     string // empty: $OPENAI_API_KEY
+	// Virtual runs the stages on the embedded simulator's engine in
+	// virtual time (no URL): no network, no client, no clock.
+	Virtual  bool
+	Endpoint string // generate, completions, chat, api-chat; empty: the engine's raw one
+	Engine   string // overrides detection when set
+	Model    string // empty: the first of /v1/models
+	APIKey   string // empty: $OPENAI_API_KEY
 	// CACert is a PEM bundle of the roots to trust for https://; Insecure
 	// skips verification.
 	CACert   string
@@ -341,6 +352,9 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 	}
 	if s.Setup.Endpoint == "" {
 		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
+		if slices.Equal(server.Evidence, []string{backend.OwnedByEvidence}) {
+			s.Setup.Endpoint = "completions" // only /v1/* is known to be there
+		}
 	}
 	if t.GPUs > 0 {
 		s.Setup.GPUs = t.GPUs
@@ -360,6 +374,10 @@ func newSession(command string, t Target, env *Env) (*Session, error) {
 	tlsc, err := backend.TLSConfig(t.CACert, t.Insecure)
 	if err != nil {
 		return nil, &ConfigError{err}
+	}
+	if base, ok := backend.TrimV1(t.URL); ok {
+		fmt.Fprintf(env.progress(), "--url %s ends in /v1, an OpenAI SDK's base URL: tokperf adds the /v1 routes itself, so the server's base is %s\n", backend.Redact(t.URL), backend.Redact(base))
+		t.URL = base
 	}
 	s := &Session{t: t, env: env, base: t.URL, tls: tlsc, Setup: record.Setup{Command: command, URL: backend.Redact(t.URL)}}
 	if t.Proxy != "" {
@@ -486,11 +504,10 @@ func FirstGeneration(ctx context.Context, b *backend.Backend, timeout time.Durat
 }
 
 // create opens the result file (default under ./tokperf-results/) with a
-// header for setup, on a clock the caller started.
-func create(out, command string, setup record.Setup, clock record.Clock, stdout ...io.Writer) (string, *results.Writer, error) {
-	if out == "" {
-		out = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+command+".jsonl")
-	}
+// header for setup, on a clock the caller started. A default name is the
+// second the run started, with -2, -3 … where another run of that second
+// holds it; a named file already there is replaced only with force.
+func create(out, command string, setup record.Setup, clock record.Clock, force bool, stdout ...io.Writer) (string, *results.Writer, error) {
 	h := results.Header{
 		Tool: "tokperf", Version: Version, Created: time.Now().UTC(), StartUnixNs: clock.Start().UnixNano(),
 		Setup: setup, Machine: machine(),
@@ -502,8 +519,29 @@ func create(out, command string, setup record.Setup, clock record.Clock, stdout 
 		w, err := results.NewWriter(stdout[0], "stdout", h)
 		return out, w, err
 	}
+	if out == "" {
+		return createUnique(filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-"+command), h)
+	}
+	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() && !force {
+		return "", nil, configErr("-o %s: a file is there already; give --force to replace it, or another -o", out)
+	}
 	w, err := results.Create(out, h)
 	return out, w, err
+}
+
+// createUnique creates base.jsonl, or base-N.jsonl with the first N free.
+func createUnique(base string, h results.Header) (string, *results.Writer, error) {
+	for n := 1; ; n++ {
+		out := base + ".jsonl"
+		if n > 1 {
+			out = fmt.Sprintf("%s-%d.jsonl", base, n)
+		}
+		w, err := results.CreateNew(out, h)
+		if errors.Is(err, fs.ErrExist) && n < 1000 {
+			continue
+		}
+		return out, w, err
+	}
 }
 
 // sink writes records to w and keeps its first error.

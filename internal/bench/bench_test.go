@@ -222,8 +222,9 @@ func TestServerTimingLikeForLike(t *testing.T) {
 				p := filepath.Join(dir, engine+".yaml")
 				os.WriteFile(p, []byte("name: "+engine+"\nengine: "+engine+"\nmodel: m\ndecode: {linear: {a_ms: 4, c_ms: 0.1}}\nprefill: {per_token_us: 20}\n"), 0o644)
 				var run *analyze.Run
+				out := t.TempDir() // a result file each: -o does not replace one
 				virtual(t, func(env *Env) {
-					cfg := tinySweep(dir, 2)
+					cfg := tinySweep(out, 2)
 					cfg.Target.SimProfile, cfg.Workload.OutputTokens = p, tokens
 					var err error
 					if run, err = Sweep(context.Background(), cfg, env); err != nil {

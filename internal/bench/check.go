@@ -83,7 +83,7 @@ func answers(ctx context.Context, cfg CheckConfig, env *Env) ([]record.Record, r
 	setup.Workload = record.Workload{OutputTokens: cfg.MaxTokens, Seed: cfg.Seed}
 	setup.Load = record.Load{Concurrency: []int{cfg.Concurrency}, Requests: len(cfg.Items)}
 	clock := record.NewClock()
-	out, w, err := create(cfg.Out, "check", setup, clock)
+	out, w, err := create(cfg.Out, "check", setup, clock, env.force())
 	if err != nil {
 		return nil, record.Setup{}, "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -274,7 +275,12 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 		o.Reason = reason
 		return o
 	}
-	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial}
+	// Each phase shows its own progress under the configuration: stage
+	// starts and ends, and a live line every few seconds, so no phase (a
+	// soak, the overhead) is minutes of silence. The experiment's folder
+	// is its own (cli refuses one already used without --force): its
+	// files are replaced.
+	quiet := &Env{Getenv: env.getenv, Listen: env.Listen, Dial: env.Dial, Progress: &indented{w: progress}, Live: ProgressLines, LiveEvery: env.LiveEvery, Force: true}
 	if reason := runCheck(ctx, f, c, dir, stem, quiet, progress, &o); reason != "" {
 		o.Reason = reason
 		return o
@@ -545,3 +551,28 @@ func readFoldEach(ctx context.Context, path string, samples bool, each func(*res
 func safeName(s string) string { return strings.NewReplacer("/", "_", " ", "_").Replace(s) }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+
+// indented writes each line with two spaces before it: a phase's progress
+// under its configuration's. Lines may come from several goroutines.
+type indented struct {
+	mu  sync.Mutex
+	w   io.Writer
+	mid bool // the last write ended mid-line
+}
+
+func (in *indented) Write(b []byte) (int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var out []byte
+	for _, c := range b {
+		if !in.mid {
+			out = append(out, ' ', ' ')
+		}
+		out = append(out, c)
+		in.mid = c != '\n'
+	}
+	if _, err := in.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

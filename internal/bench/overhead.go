@@ -3,11 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/runner"
 	"github.com/tokperf/tokperf/internal/workload"
 )
@@ -75,7 +78,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 	setup.Route, setup.Client = raw.Route(), raw.Client()
 	setup.Load = record.Load{Concurrency: cfg.Levels, Requests: cfg.Requests, Warmup: cfg.Warmup, TimeoutS: cfg.Timeout.Seconds()}
 	clock := record.NewClock()
-	out, w, err := create(cfg.Out, "overhead", setup, clock)
+	out, w, err := create(cfg.Out, "overhead", setup, clock, env.force())
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +113,43 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 	}
 	if err := file.close(ctx.Err() != nil); err != nil {
 		return nil, err
+	}
+	return res, nil
+}
+
+// ReadOverhead reads an overhead result file into the model its run
+// printed: each level's raw and chat requests apart, as the two routes
+// they were, never folded into one row under the raw route's name.
+func ReadOverhead(ctx context.Context, path string) (*analyze.Overhead, error) {
+	r, f, err := results.OpenContext(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	byStage := map[int][]record.Record{}
+	for r.Next() {
+		if rec := r.Record(); !rec.Warmup { // as Stage returns them to the live run
+			byStage[rec.Stage] = append(byStage[rec.Stage], rec)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	h := r.Header()
+	if h == nil {
+		return nil, fmt.Errorf("%s: no header", path)
+	}
+	res := &analyze.Overhead{Schema: analyze.OverheadSchema, File: path, Setup: h.Setup, RawRoute: h.Setup.Route}
+	for _, recs := range byStage {
+		for _, rec := range recs {
+			if rec.Endpoint != "" && rec.Endpoint != res.RawRoute {
+				res.ChatRoute = rec.Endpoint
+			}
+		}
+	}
+	for _, i := range slices.Sorted(maps.Keys(byStage)) {
+		recs := byStage[i]
+		res.Levels = append(res.Levels, analyze.OverheadOf(recs[0].Concurrency, recs, res.ChatRoute))
 	}
 	return res, nil
 }

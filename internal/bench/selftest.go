@@ -80,7 +80,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	setup := record.Setup{Command: "selftest", URL: url, Simulated: true, Profile: "selftest", Endpoint: "completions", Route: probe.Route(), Client: probe.Client(), Model: "selftest",
 		Server: record.Server{Engine: "vllm"}, Workload: record.Workload{InputTokens: 8, OutputTokens: cfg.Tokens, IgnoreEOS: true}, Load: record.Load{Concurrency: cfg.Streams}}
 	clock := record.NewClock()
-	path, w, err := create(cfg.Out, "selftest", setup, clock)
+	path, w, err := create(cfg.Out, "selftest", setup, clock, env.force())
 	if err != nil {
 		return nil, err
 	}

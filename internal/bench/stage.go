@@ -49,7 +49,11 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 			names: s.names, progress: s.progress, label: label, done: s.env.sliceDone(), host: meterHost(s.env, s.b, start)})
 		each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
 	}
-	if err := s.r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
+	if s.virt != nil {
+		if err := s.virt.each(p, each); err != nil {
+			s.virtErr = &ConfigError{fmt.Errorf("%s: %w", label, err)}
+		}
+	} else if err := s.r.Each(ctx, p, each); errors.Is(err, runner.ErrServerGone) {
 		s.gone = fmt.Errorf("%s: %w", label, err)
 	}
 	show.end()

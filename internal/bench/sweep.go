@@ -224,7 +224,7 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	defer s.close()
 	for _, p := range plans {
 		s.stage(ctx, p)
-		if ctx.Err() != nil || s.gone != nil || s.barErr != nil {
+		if ctx.Err() != nil || s.gone != nil || s.barErr != nil || s.virtErr != nil {
 			break
 		}
 	}
@@ -256,7 +256,9 @@ type sweep struct {
 	feed      *twinFeed
 	r         *runner.Runner
 	names     engine.Metrics
-	scrape    bool // the server's /metrics answered
+	scrape    bool           // the server's /metrics answered
+	virt      *virtualStages // --virtual, or nil
+	virtErr   error          // a request virtual time refused: the run stops
 	cleanup   []func()
 
 	figures []summary.Stage // each whole stage's, for --until-saturated
@@ -267,6 +269,11 @@ type sweep struct {
 // startSweep connects to the target and readies what every stage shares,
 // its pool sized for the plans' requests in flight.
 func startSweep(ctx context.Context, cfg SweepConfig, env *Env, plans []runner.Plan, shares []record.ShardStage) (*sweep, error) {
+	if cfg.Target.Virtual {
+		if err := checkVirtual(cfg); err != nil {
+			return nil, err
+		}
+	}
 	conns := 1
 	for _, p := range plans {
 		conns = max(conns, p.Concurrency, int(p.Rate*4))
@@ -292,6 +299,7 @@ func (s *sweep) start(ctx context.Context, conns int) error {
 	s.setup.Workload = workloadSetup(s.cfg)
 	s.setup.Sampling = record.Sampling{Temperature: s.cfg.Workload.Temperature}
 	s.setup.SLO = s.cfg.SLO
+	s.setup.Virtual = s.cfg.Target.Virtual
 	s.cachePrompt()
 	if err := s.connect(ctx, conns); err != nil {
 		return err
@@ -300,6 +308,15 @@ func (s *sweep) start(ctx context.Context, conns int) error {
 	// nvidia-smi exists: one watcher for the run; its first readings name
 	// the GPUs in the header.
 	s.clock = record.NewClock()
+	if s.setup.Virtual {
+		// Virtual time has no GPUs and no /metrics to read.
+		if err := s.open(ctx); err != nil {
+			return err
+		}
+		s.scrape = false
+		s.virt = &virtualStages{v: s.sess.sim.Virtual(), r: s.r, chat: s.setup.Endpoint == "chat"}
+		return nil
+	}
 	if err := s.watchGPUs(ctx); err != nil {
 		return err
 	}
@@ -362,6 +379,7 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 	if info.Source == "dataset" {
 		// The file's prompts and, where it gives them, its lengths.
 		out.Input, out.InputTokens = "dataset", 0
+		out.DistinctPrompts, out.PromptLengths, out.OutputLengths = info.Distinct, info.PromptLengths, info.OutputLengths
 		if info.Output == "" || info.FileOutputs > 0 {
 			// Requests ask for the file's lengths, not --output-tokens.
 			out.Output = "dataset"
@@ -436,7 +454,7 @@ func (s *sweep) watchGPUs(ctx context.Context) error {
 // open creates the result file with the setup in its header, the fold
 // and the runner the stages share, and tells the caller the setup.
 func (s *sweep) open(ctx context.Context) error {
-	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.cfg.Stdout)
+	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.env.force(), s.cfg.Stdout)
 	if err != nil {
 		return err
 	}
@@ -477,7 +495,7 @@ func (s *sweep) gate(ctx context.Context, p runner.Plan) error {
 // saturate is --until-saturated: it adds levels after the sweep's while
 // nextLevel asks for one.
 func (s *sweep) saturate(ctx context.Context) {
-	for ctx.Err() == nil && s.gone == nil && len(s.figures) >= 2 {
+	for ctx.Err() == nil && s.gone == nil && s.virtErr == nil && len(s.figures) >= 2 {
 		next, last, why := nextLevel(s.figures, s.cfg.Load, s.setup.SLO)
 		if why != "" {
 			fmt.Fprintf(s.progress, "--until-saturated: %s\n", why)
@@ -517,6 +535,9 @@ func (s *sweep) finish(ctx context.Context) (*analyze.Run, error) {
 		if fold, err = readFold(context.WithoutCancel(ctx), s.out); err != nil {
 			return nil, err
 		}
+	}
+	if s.virtErr != nil {
+		return fold.Run(), s.virtErr
 	}
 	if s.gone != nil {
 		// What finished is kept and returned; the run stops here.

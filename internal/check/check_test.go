@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 func TestWordsRoundTrip(t *testing.T) {
@@ -135,4 +136,34 @@ func mixed(units []string, n int) string {
 		b.WriteString(units[rng.IntN(len(units))])
 	}
 	return b.String()
+}
+
+// Greedy determinism needs two answers: two failed requests' empty texts
+// are equal, but they say nothing about the server (issue 37).
+func TestDeterminismNeedsTwoAnswers(t *testing.T) {
+	t.Parallel()
+	items := []Item{{Kind: "sensible", Prompt: "p"}, {Kind: "repeat", Prompt: "p"}}
+	ok := record.Record{Status: record.StatusOK, Text: "The sea is wide and deep. It holds many fish.", FinishReason: "stop", OutputTokens: 12}
+	failed := record.Record{Status: record.StatusHTTPError, Error: "HTTP 500"}
+	for _, tc := range []struct {
+		name          string
+		first, repeat record.Record
+		same, judged  bool
+	}{
+		{"both answered", ok, ok, true, true},
+		{"both failed", failed, failed, false, false},
+		{"repeat failed", ok, failed, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := Judge(items, []record.Record{tc.first, tc.repeat}, nil, 0)
+			d := res.Determinism
+			if d.Same != tc.same || (d.Failed == "") != tc.judged {
+				t.Errorf("same %v failed %q; want same %v, judged %v", d.Same, d.Failed, tc.same, tc.judged)
+			}
+			if !tc.judged && res.Passed {
+				t.Error("the check passed with an unjudged determinism")
+			}
+		})
+	}
 }

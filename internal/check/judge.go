@@ -137,6 +137,9 @@ type Sensible struct {
 type Determinism struct {
 	Same bool `json:"same"`
 	Word int  `json:"first_difference_word"` // where the two first differ (−1: nowhere)
+	// Failed says why it could not be judged: one of the two requests
+	// failed (two failures' empty texts are not the same answer).
+	Failed string `json:"failed,omitempty"`
 }
 
 // Of is k right of n.
@@ -180,7 +183,7 @@ type Agreement struct {
 // holds another server's outputs for the same items.
 func Judge(items []Item, recs []record.Record, other []string, minAccuracy float64) Result {
 	res := Result{Schema: ResultSchema, Passed: true}
-	first := ""
+	first, firstErr := "", ""
 	for i, it := range items {
 		rec := &recs[i]
 		switch it.Kind {
@@ -193,6 +196,9 @@ func Judge(items []Item, recs []record.Record, other []string, minAccuracy float
 			}
 			if i == 0 {
 				first = rec.Text
+				if !rec.OK() {
+					firstErr = fmt.Sprintf("the first request %s: %s", rec.Status, rec.Error)
+				}
 			}
 			if len(s.Problems) > 0 {
 				res.Passed = false
@@ -201,7 +207,16 @@ func Judge(items []Item, recs []record.Record, other []string, minAccuracy float
 			res.Sensible = append(res.Sensible, s)
 		case "repeat":
 			d := &Determinism{Same: rec.Text == first, Word: -1}
-			if !d.Same {
+			if !rec.OK() {
+				d.Failed = fmt.Sprintf("the repeat request %s: %s", rec.Status, rec.Error)
+			} else if firstErr != "" {
+				d.Failed = firstErr
+			}
+			if d.Failed != "" {
+				d.Same = false
+				res.Passed = false
+				res.Failures = append(res.Failures, "greedy determinism not judged: "+d.Failed)
+			} else if !d.Same {
 				d.Word = Divergence(first, rec.Text)
 			}
 			res.Determinism = d

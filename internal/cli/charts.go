@@ -16,11 +16,21 @@ import (
 type chartFlags struct {
 	chart, out string
 	gpus       int // report's --gpus
+	force      bool
 }
 
 func (c *chartFlags) register(fs *flagSet) {
 	fs.StringVar(&c.chart, "chart", "", "with --format png, the chart to draw: "+strings.Join(report.ChartNames, ", ")+" (a stage's: NAME@C=16; default: the first, or the last stage's)")
 	fs.StringVarP(&c.out, "out", "o", "", "write the report to this file instead of stdout")
+	fs.BoolVar(&c.force, "force", false, "replace the report's file (-o, or a page written beside the result file) if it exists")
+}
+
+// fresh refuses to replace a file that exists without --force.
+func (c *chartFlags) fresh() error {
+	if _, err := os.Lstat(c.out); err == nil && !c.force {
+		return usagef("%s exists: --force replaces it, or -o names another file", c.out)
+	}
+	return nil
 }
 
 // together says whether format draws every file on one page (html, png).
@@ -31,6 +41,9 @@ func together(format string) bool { return format == "html" || format == "png" }
 func (c *chartFlags) write(e *env, render func(*env) error) error {
 	if c.out == "" {
 		return render(e)
+	}
+	if err := c.fresh(); err != nil {
+		return err
 	}
 	var b bytes.Buffer
 	out := *e

@@ -14,6 +14,7 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	var f targetFlags
 	f.register(fs)
 	out := fs.StringP("out", "o", "", "result file with every output (default ./tokperf-results/TIMESTAMP-check.jsonl)")
+	registerForce(fs, &e.bench.Force)
 	var format string
 	registerFormat(fs, &format)
 	seed := fs.Int64("seed", 1, "seed of the question set")

@@ -249,7 +249,7 @@ func TestExitCodes(t *testing.T) {
 		{"a bad share", []string{"run", "--max-error-rate", "2"}, exitUsage, "--max-error-rate 2: want a share from 0 to 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errw, code := runVirtual(t, append(tc.args, "--output-tokens", "8", "-o", filepath.Join(dir, "r.jsonl"))...)
+			out, errw, code := runVirtual(t, append(tc.args, "--output-tokens", "8", "-o", filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl"))...) // -o does not replace
 			if code != tc.code || !strings.Contains(errw, tc.want) {
 				t.Errorf("exit %d (want %d), stderr:\n%s\nstdout:\n%s", code, tc.code, errw, out)
 			}

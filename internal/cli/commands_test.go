@@ -389,7 +389,7 @@ func TestDatasetsEndToEnd(t *testing.T) {
 		{"chat", []string{"--dataset", chat, "--endpoint", "chat"}, nil, []int{7, 12}, "dataset " + chat + " (chat): 2 requests"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			file := filepath.Join(dir, tc.name+".jsonl")
+			file := filepath.Join(dir, tc.name+"-result.jsonl") // not the dataset's own name: -o does not replace it
 			args := append([]string{"run", "--sim-profile", "tiny", "-c", "1", "--requests", "2", "--warmup", "0", "-o", file}, tc.args...)
 			out, errw, code := runVirtual(t, args...)
 			if code != 0 {

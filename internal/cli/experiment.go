@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := newFlags(cmd)
 	outDir := fs.StringP("out", "o", "", "directory for logs and result files (default ./tokperf-results/TIMESTAMP-experiment)")
+	registerForce(fs, &e.bench.Force)
 	var format string
 	registerFormat(fs, &format)
 	pos, err := parseMixed(fs, args, e)
@@ -32,9 +35,6 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	}
 	if err := checkFormat(format); err != nil {
 		return err
-	}
-	if page(format) && e.tty {
-		return pageOnTerminal(cmd, format) // no result file to sit beside
 	}
 	if len(pos) != 1 {
 		return usagef("give one experiment file")
@@ -47,9 +47,9 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if err != nil {
 		return err
 	}
-	dir := *outDir
-	if dir == "" {
-		dir = filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-experiment")
+	dir, err := experimentDir(*outDir, e.bench.Force)
+	if err != nil {
+		return err
 	}
 	// Progress goes with the text report to stdout; a machine-readable
 	// report keeps stdout to itself.
@@ -61,7 +61,13 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if err != nil {
 		return err
 	}
-	if err := e.render(format, res, ""); err != nil {
+	if page(format) && e.tty {
+		// The page goes into the experiment's folder, the text to the terminal.
+		err = e.pageTo(filepath.Join(dir, "experiment."+format), format, res)
+	} else {
+		err = e.render(format, res, "")
+	}
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -71,6 +77,33 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 		return errCheckFailed // no configuration passed: the verdict above says so
 	}
 	return nil
+}
+
+// experimentDir is the folder an experiment writes to: the one -o names,
+// refused where it already holds files unless force says to replace them;
+// by default a new one named for the second, with -2, -3 … where another
+// experiment of that second made it.
+func experimentDir(dir string, force bool) (string, error) {
+	if dir != "" {
+		if files, err := os.ReadDir(dir); err == nil && len(files) > 0 && !force {
+			return "", fmt.Errorf("-o %s: the folder holds %d files already; give --force to replace its results, or another -o", dir, len(files))
+		}
+		return dir, nil
+	}
+	base := filepath.Join("tokperf-results", time.Now().Format("20060102-150405")+"-experiment")
+	if err := os.MkdirAll("tokperf-results", 0o755); err != nil {
+		return "", fmt.Errorf("creating the experiment's folder: %w", err)
+	}
+	for n := 1; ; n++ {
+		dir = base
+		if n > 1 {
+			dir = fmt.Sprintf("%s-%d", base, n)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil || !errors.Is(err, os.ErrExist) || n >= 1000 {
+			return dir, err
+		}
+	}
 }
 
 // notExperimentKeys are flags an experiment sets itself: the server's URL

@@ -92,3 +92,20 @@ func TestBadExperimentFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errw)
 	}
 }
+
+// An experiment's -o folder that holds results already is refused
+// without --force (issue 37).
+func TestExperimentFolderNotReplacedWithoutForce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if got, err := experimentDir(dir, false); err != nil || got != dir {
+		t.Errorf("an empty folder: %q, %v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, "a-1.jsonl"), []byte("{}\n"), 0o644)
+	if _, err := experimentDir(dir, false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("a used folder: %v; want a refusal naming --force", err)
+	}
+	if _, err := experimentDir(dir, true); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}

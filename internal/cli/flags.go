@@ -161,6 +161,7 @@ type targetFlags struct {
 	extraBody                                     extraBody
 	gpuMetrics                                    string
 	proxy                                         string
+	virtual                                       bool
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -192,17 +193,21 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.BoolVar(&f.netHTTP, "net-http", false, "send HTTP/1.1 through Go's net/http instead of tokperf's own lean client (slower; to compare the two)")
 	fs.group("Hardware (recorded for per-GPU figures and comparisons)")
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
-	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200")
+	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200; cpu when it runs on the CPU (a comparison then knows it has none)")
 	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
 }
 
 func (f *targetFlags) check() error {
+	if f.virtual && f.url != "" {
+		return usagef("--virtual runs the embedded simulator: give no --url")
+	}
 	if f.url != "" {
 		u, err := url.Parse(f.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usagef("--url %q is not an http(s) URL with a host", f.url)
 		}
 	}
+	f.endpoint = endpointPath(f.endpoint)
 	switch f.endpoint {
 	case "", "generate", "completions", "chat", "api-chat":
 	default:
@@ -255,7 +260,7 @@ func (f *targetFlags) warn(e *env) {
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual}
 }
 
 // loadFlags are the flags of run, sweep and overhead.
@@ -290,6 +295,8 @@ type loadFlags struct {
 	stab                              stabilityFlags
 	shard                             shardFlags
 	strict                            bool
+	vllm                              vllmFlags
+	force                             bool // -o may replace a file already there
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -325,6 +332,7 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 		outHelp = "result file (default ./tokperf-results/TIMESTAMP-" + cmd + ".jsonl; -: stdout, for kubectl logs, and the report to stderr)"
 	}
 	fs.StringVarP(&f.out, "out", "o", "", outHelp)
+	registerForce(fs, &f.force)
 	registerFormat(fs, &f.format)
 	registerPercentiles(fs, &f.percentiles, &f.wide)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
@@ -332,6 +340,9 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 	if cmd != "overhead" {
 		registerStrict(fs, &f.strict)
+	}
+	if cmd == "run" || cmd == "sweep" {
+		f.vllm.register(fs) // hidden, and last: the help's groups count flags
 	}
 }
 
@@ -370,6 +381,9 @@ func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
 	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
+	if cmd == "run" || cmd == "sweep" {
+		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
+	}
 }
 
 // registerWorkload adds the flags of what each request asks for.
@@ -388,6 +402,12 @@ func (f *loadFlags) registerWorkload(fs *flagSet) {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to generate every output token (--ignore-eos=false honours EOS)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
 	fs.Int64Var(&f.seed, "seed", 0, "seed of the prompts and arrivals (0: one of the run's own, recorded in the result file, so a second run is not served from the prefix cache the first filled)")
+}
+
+// registerForce adds --force: a result file or experiment folder that -o
+// names and that is there already is replaced only when asked.
+func registerForce(fs *flagSet, force *bool) {
+	fs.BoolVar(force, "force", false, "replace the result file (an experiment's folder) that -o names when it is there already")
 }
 
 func registerFormat(fs *flagSet, format *string) {
@@ -439,6 +459,9 @@ func (f *loadFlags) check(fs *flagSet) error {
 	}
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
+	if err := f.vllm.apply(fs, f); err != nil {
+		return err
+	}
 	if err := f.targetFlags.check(); err != nil {
 		return err
 	}

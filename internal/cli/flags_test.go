@@ -203,7 +203,7 @@ func headersArrive(t *testing.T, p *sim.Profile, cfg, dir, client string) {
 		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, bench: bench.Env{Dial: n.Dial, Getenv: func(string) string { return "" }}}
 		code := run(context.Background(), []string{"run", client, "--url", "http://sim.test", "--config", cfg, "--requests", "5", "--warmup", "0",
 			"--header", "X-Trace: abc", "--extra-body", `{"top_p":0.9}`, "--extra-body", `chat={"chat_template_kwargs":{"enable_thinking":false}}`,
-			"-o", filepath.Join(dir, "r.jsonl"), "--format", "json"}, e)
+			"-o", filepath.Join(dir, strings.TrimLeft(client, "-")+".jsonl"), "--format", "json"}, e) // a file per client: -o does not replace
 		if code != 0 {
 			t.Fatalf("exit %d\n%s", code, errw.String())
 		}

@@ -29,6 +29,7 @@ type flagGroup struct {
 func newFlags(cmd string) *flagSet {
 	fs := &flagSet{FlagSet: pflag.NewFlagSet(cmd, pflag.ContinueOnError)}
 	fs.SortFlags = false
+	fs.SetNormalizeFunc(peerAlias)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	return fs
@@ -158,6 +159,9 @@ func flagError(fs *flagSet, args []string, err error) error {
 		return usagef("unknown flag -%s (tokperf help %s lists them)", word, fs.Name())
 	case errors.As(err, &ne):
 		name := ne.GetSpecifiedName()
+		if hint := peerHint(fs, name); hint != "" {
+			return usagef("unknown flag --%s: %s", name, hint)
+		}
 		if near := closest(name, names); near != "" {
 			return usagef("unknown flag --%s: did you mean --%s?", name, near)
 		}

@@ -10,6 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +74,11 @@ func TestExperimentSeedLoop(t *testing.T) {
 			Workloads    []struct {
 				Name string
 				Run  *struct {
+					Setup struct {
+						Workload struct {
+							DistinctPrompts int `json:"distinct_prompts"`
+						}
+					}
 					Stages []struct {
 						Concurrency   int     `json:"concurrency"`
 						AggregateTokS float64 `json:"aggregate_tok_s"`
@@ -143,7 +151,8 @@ func TestExperimentSeedLoop(t *testing.T) {
 		// A soak of seconds may be too short to tell stable from a drift
 		// of 10%: then it says so with the interval's reach.
 		tooShort := q == "stable" && v.Answer == "cannot answer" && strings.Contains(v.Text, "too short to judge: aggregate could have moved")
-		if v.Answer == "" || v.Answer == "not asked" || (v.Answer == "cannot answer" && !tooShort) || len(v.RestsOn) == 0 || len(v.Figures) == 0 || !strings.HasPrefix(v.Text, q+":") {
+		// A withheld one may have no answer: its reason is checked below.
+		if v.Answer == "" || v.Answer == "not asked" || (v.Answer == "cannot answer" && !tooShort && v.Withheld == "") || len(v.RestsOn) == 0 || len(v.Figures) == 0 || !strings.HasPrefix(v.Text, q+":") {
 			t.Errorf("%s: %+v", q, v)
 		}
 		if v.Withheld != "" {
@@ -154,6 +163,23 @@ func TestExperimentSeedLoop(t *testing.T) {
 			continue
 		}
 		judged[q] = true
+	}
+	// The representative verdict rests on the shipped dataset's runs, each
+	// of at least analyze.FewPrompts distinct prompts, and says how many
+	// and how long they were.
+	rep := res.Verdicts["representative"]
+	m := regexp.MustCompile(`\[dataset self-instruct: (\d+) distinct prompts, prompt lengths p10 \d+, p50 \d+, p90 \d+, max \d+ tokens, output lengths p10`).FindStringSubmatch(rep.Text)
+	if m == nil || !slices.Contains(rep.RestsOn, "seed/workload self-instruct") || !slices.Contains(rep.RestsOn, "seed-mtp/workload self-instruct") {
+		t.Errorf("representative rests on %v and says %q: want the self-instruct runs and their distinct prompts and lengths", rep.RestsOn, rep.Text)
+	} else if n, _ := strconv.Atoi(m[1]); n < analyze.FewPrompts {
+		t.Errorf("representative rests on %d distinct prompts, want at least %d", n, analyze.FewPrompts)
+	}
+	for _, c := range res.Configs {
+		for _, w := range c.Workloads {
+			if w.Name == "self-instruct" && (w.Run == nil || w.Run.Setup.Workload.DistinctPrompts < analyze.FewPrompts) {
+				t.Errorf("%s/%s: %+v, want at least %d distinct prompts in its setup", c.Name, w.Name, w.Run, analyze.FewPrompts)
+			}
+		}
 	}
 	if !judged["configurations"] {
 		return
@@ -376,9 +402,7 @@ func TestExperimentHelpListsEveryKey(t *testing.T) {
 	fs := newFlags("sweep")
 	var f loadFlags
 	f.register(fs, "sweep")
-	for _, k := range []string{"concurrency", "dataset", "tokenizer", "extra-body", "header", "cache-prompt", "seed", "duration", "slice", "input-tokens", "endpoint"} {
-		keys = append(keys, k)
-	}
+	keys = append(keys, "concurrency", "dataset", "tokenizer", "extra-body", "header", "cache-prompt", "seed", "duration", "slice", "input-tokens", "endpoint")
 	for _, k := range keys {
 		if !strings.Contains(out, k) {
 			t.Errorf("tokperf help experiment lacks %q", k)

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tokperf/tokperf/internal/report"
 )
 
 // A page (--format html or png) is never written to a terminal, where it
@@ -30,4 +34,24 @@ func pageOnTerminal(cmd, format string) error {
 // saidPage tells the user where a page went instead of the terminal.
 func (e *env) saidPage(path, format string) {
 	fmt.Fprintf(e.stderr, "report: %s (--format %s is a page, so it is written to a file, not to the terminal; -o FILE or > FILE chooses where)\n", path, format)
+}
+
+// pageTo writes result's page to path, new or not there before, then the
+// text report to the terminal, and says where the page went.
+func (e *env) pageTo(path, format string, result any) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s exists already: not replaced (-o FILE or > FILE writes the page elsewhere)", path)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, format, result); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := report.Render(e.stdout, "text", result); err != nil {
+		return err
+	}
+	e.saidPage(path, format)
+	return nil
 }

@@ -67,10 +67,27 @@ func TestPageNeverToTerminal(t *testing.T) {
 			os.Remove(filepath.Join(dir, tc.file))
 			out, errw, code := runTTY(t, tc.args...)
 			b, err := os.ReadFile(filepath.Join(dir, tc.file))
-			if code != 0 || out != "" || err != nil || !bytes.HasPrefix(b, []byte(tc.magic)) || !strings.Contains(errw, tc.file) {
-				t.Errorf("exit %d, stdout %d bytes, %s: %v %.20q; stderr:\n%s", code, len(out), tc.file, err, b, errw)
+			if code != 0 || err != nil || !bytes.HasPrefix(b, []byte(tc.magic)) || !strings.Contains(errw, tc.file) {
+				t.Errorf("exit %d, %s: %v %.20q; stderr:\n%s", code, tc.file, err, b, errw)
+			}
+			// The terminal gets the text report, not the page.
+			if !strings.Contains(out, "| C") || strings.Contains(out, "<html") || strings.Contains(out, "PNG") {
+				t.Errorf("stdout is not the text report:\n%.300s", out)
+			}
+			// A page already there is not replaced without --force.
+			_, errw, code = runTTY(t, tc.args...)
+			if code != exitUsage || !strings.Contains(errw, "--force replaces it") {
+				t.Errorf("again: exit %d, want %d and --force named:\n%s", code, exitUsage, errw)
+			}
+			if _, errw, code = runTTY(t, append(tc.args, "--force")...); code != 0 {
+				t.Errorf("again with --force: exit %d\n%s", code, errw)
 			}
 		})
+	}
+
+	// sweep's text is on the terminal beside the page it wrote.
+	if !strings.Contains(out, "|   2 |") {
+		t.Errorf("sweep --format html on a terminal printed no table:\n%s", out)
 	}
 
 	// Nowhere to sit beside: refused with what to do.
@@ -113,5 +130,27 @@ func TestCompareOut(t *testing.T) {
 		if format == "markdown" && string(got) != want {
 			t.Errorf("compare -o wrote something else than stdout would have:\n%s\n---\n%s", got, want)
 		}
+	}
+}
+
+// experiment --format html on a terminal writes its page into the
+// experiment's folder and prints its text there, instead of refusing.
+func TestExperimentPageOnTerminal(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	addr := freePort(t)
+	file := filepath.Join(dir, "e.yaml")
+	os.WriteFile(file, []byte("configs:\n  - name: a\n    command: [\""+bin+"\", \"sim\", \"--profile\", \"tiny\", \"--addr\", \""+addr+"\"]\n    url: http://"+addr+
+		"\n    grace_s: 2\nsweep:\n  concurrency: [1, 2]\n  requests: 4\n  output_tokens: 8\ncheck:\n  skip: true\n"), 0o644)
+	var out, errw bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errw, tty: true, errTTY: true, bench: bench.Env{Getenv: os.Getenv}}
+	code := run(context.Background(), []string{"experiment", file, "-o", filepath.Join(dir, "out"), "--format", "html"}, e)
+	page, err := os.ReadFile(filepath.Join(dir, "out", "experiment.html"))
+	if code != 0 || err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) {
+		t.Fatalf("exit %d, page: %v\n%s\n%s", code, err, out.String(), errw.String())
+	}
+	if !strings.Contains(out.String(), "== the four verdicts") || strings.Contains(out.String(), "<html") {
+		t.Errorf("the terminal did not get the text report:\n%s", out.String())
 	}
 }

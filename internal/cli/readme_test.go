@@ -297,6 +297,30 @@ func referenceDoc(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "\n## tokperf %s\n\n```text\n%s```\n", n, out)
 	}
+	b.WriteString(peerTable())
+	return b.String()
+}
+
+// peerTable is the reference's map of other tools' flags onto tokperf's.
+func peerTable() string {
+	var b strings.Builder
+	b.WriteString("\n## Other tools' flags\n\n")
+	b.WriteString("`run` and `sweep` take vLLM's `bench serve` flags: as tokperf's own where they mean the same\n")
+	b.WriteString("(alias), else translated; GuideLLM's and AIPerf's are answered with tokperf's name when typed.\n\n")
+	b.WriteString("| tool | flag | tokperf | typed to tokperf | note |\n|---|---|---|---|---|\n")
+	for _, p := range peerFlags {
+		ours, alias := "—", "answered"
+		if p.ours != "" {
+			ours = "`--" + p.ours + "`"
+		}
+		switch {
+		case p.alias:
+			alias = "alias"
+		case p.tool == "vLLM":
+			alias = "translated"
+		}
+		fmt.Fprintf(&b, "| %s | `--%s` | %s | %s | %s |\n", p.tool, p.name, ours, alias, p.note)
+	}
 	return b.String()
 }
 

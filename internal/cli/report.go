@@ -51,6 +51,10 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if beside {
+		// The terminal gets the text report; the page went to a file.
+		if err := reportEach(ctx, paths, "text", runView{ps, wide, cf.gpus}, e, new([]string)); err != nil {
+			return err
+		}
 		e.saidPage(cf.out, format)
 	}
 	return strictly(strict, withheld)
@@ -83,6 +87,18 @@ func reportEach(ctx context.Context, paths []string, format string, v runView, e
 			fmt.Fprintln(e.stdout)
 		}
 		run.Percentiles, run.Wide = v.ps, v.wide
+		if run.Setup.Command == "overhead" {
+			// Its levels hold both routes' requests: shown apart, as the
+			// overhead command showed them.
+			o, err := bench.ReadOverhead(ctx, run.File)
+			if err != nil {
+				return err
+			}
+			if err := report.Render(e.stdout, format, o); err != nil {
+				return err
+			}
+			continue
+		}
 		if format != "text" {
 			for _, n := range report.Notes(run) {
 				fmt.Fprintln(e.stderr, n) // keep machine-readable output clean
@@ -132,7 +148,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	name := fs.String("baseline", "", "compare one run with a published baseline (tokperf baselines lists them)")
 	file := fs.String("baselines", "", "a YAML file of your own baselines")
 	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
-	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say")
+	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say (cpu: none, it ran on the CPU)")
 	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
 	var strict bool
 	registerStrict(fs, &strict)
@@ -140,6 +156,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	registerFormat(fs, &format)
 	var cf chartFlags
 	fs.StringVarP(&cf.out, "out", "o", "", "write the comparison to this file instead of stdout (a page on a terminal: next to the first file, as NAME-compare.html)")
+	fs.BoolVar(&cf.force, "force", false, "replace the comparison's file (-o, or the page beside the first file) if it exists")
 	pos, err := parseMixed(fs, args, e)
 	if err != nil {
 		return err
@@ -168,6 +185,15 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	if beside {
+		// The terminal gets the text comparison; the page went to a file.
+		if *name != "" {
+			err = compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, "text", e, new([]string))
+		} else {
+			err = compareRuns(ctx, pos, *gpus, *gpu, "text", e, new([]string))
+		}
+		if err != nil {
+			return err
+		}
 		e.saidPage(cf.out, format)
 	}
 	return strictly(strict, withheld)

@@ -16,6 +16,7 @@ func selftestCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	rate := fs.Float64("stream-rate", 25, "tokens per second each stream receives")
 	tokens := fs.Int("tokens", 50, "output tokens per request")
 	out := fs.StringP("out", "o", "", "result file (default ./tokperf-results/TIMESTAMP-selftest.jsonl)")
+	registerForce(fs, &e.bench.Force)
 	var format string
 	registerFormat(fs, &format)
 	minChunks := fs.Int("min-chunks", 20000, "chunks each reader reads per level at least (streams run several requests in turn), so short levels are not noise")

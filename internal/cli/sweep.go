@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/tokperf/tokperf/internal/bench"
 	"github.com/tokperf/tokperf/internal/record"
@@ -41,7 +39,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 			fmt.Fprintln(e.stderr, describeShard(sh))
 		}
 	})
-	benv.Live = liveMode(e.stderr, f.quiet)
+	benv.Live, benv.Force = liveMode(e.stderr, f.quiet), f.force
 	if f.debugAddr != "" {
 		addr, err := bench.Debug(ctx, f.debugAddr, benv)
 		if err != nil {
@@ -132,15 +130,9 @@ func (e *env) render(format string, result any, file string) error {
 		return pageOnTerminal("run", format)
 	}
 	if page(format) && e.tty {
-		path := pageBeside(file, "", format)
-		var b bytes.Buffer
-		if err := report.Render(&b, format, result); err != nil {
+		if err := e.pageTo(pageBeside(file, "", format), format, result); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			return err
-		}
-		e.saidPage(path, format)
 		fmt.Fprintf(e.stderr, "results: %s\n", file)
 		return nil
 	}

@@ -33,6 +33,10 @@ type Engine struct {
 	Tokenize TokenizeRoutes
 	// Metrics are its /metrics names (empty: none that tokperf reads).
 	Metrics Metrics
+	// NoIgnoreEOS says the server has no ignore_eos (TGI, Ollama): tokperf
+	// cannot ask it to run every output to the limit, so outputs that end
+	// at EOS are its normal stop, not a request it disobeyed.
+	NoIgnoreEOS bool
 }
 
 // TokenizeRoutes are a server's tokenize and detokenize routes and the
@@ -82,6 +86,7 @@ var table = []Engine{
 			{"/server_info", "version", anyOf("model_path", "tp_size")},
 			{"/get_server_info", "version", anyOf("model_path", "tp_size")},
 			{"/get_model_info", "version", has("model_path", "is_generation")},
+			{"/model_info", "version", has("model_path", "is_generation")}, // newer SGLang's name for it
 		},
 		Native:      true,
 		ChunkTokens: "cumulative meta_info.completion_tokens",
@@ -95,6 +100,7 @@ var table = []Engine{
 		Native:      true,
 		ChunkTokens: "one event per token; details.generated_tokens",
 		Metrics:     Metrics{Running: "tgi_batch_current_size", Waiting: "tgi_queue_size", Generated: "tgi_request_generated_tokens_total"},
+		NoIgnoreEOS: true,
 	},
 	{
 		Name:        "llamacpp",
@@ -110,6 +116,7 @@ var table = []Engine{
 		Probes:      []Probe{{"/api/version", "version", onlyVersion}},
 		Native:      true,
 		ChunkTokens: "one line per token; eval_count",
+		NoIgnoreEOS: true,
 	},
 	{
 		Name:        "vllm",

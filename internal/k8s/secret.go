@@ -20,9 +20,9 @@ func secretVar(i int) string { return "TOKPERF_SECRET_" + strconv.Itoa(i) }
 // the credential's place marked, the credential's key in the Secret, and
 // what it is, for the manifest's head.
 type secretArg struct {
-	before, after string // the argument around the credential
-	key           string // the Secret's key
-	what          string
+	before string // the argument before the credential
+	key    string // the Secret's key
+	what   string
 }
 
 // credentials finds the credentials in bench: header values whose name

@@ -98,3 +98,14 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // Ms is a duration in milliseconds, the unit of every latency figure.
 func Ms(d time.Duration) float64 { return ms(d) }
+
+// Prompt is the request's prompt length: the server's count where it
+// sent one, else what tokperf sent as its workload counted it (sent is
+// then true). Servers that send no prompt count (TGI ≤ 2.x native, LM
+// Studio, some providers) would otherwise read as prompts of 0 tokens.
+func (r *Record) Prompt() (n int, sent bool) {
+	if r.PromptTokens == 0 && r.PromptSource == SourceNone && r.AskedPromptTokens > 0 {
+		return r.AskedPromptTokens, true
+	}
+	return r.PromptTokens, false
+}

@@ -50,6 +50,11 @@ const (
 	// StatusConnectError is a connection that could not be opened (refused,
 	// no route, DNS): the request never reached a server.
 	StatusConnectError Status = "connect_error"
+	// StatusBadCount is a response whose token counts no server could have
+	// produced (more output than asked, an absurd magnitude, more tokens
+	// than bytes): its counts are kept out of every figure, and its error
+	// holds what the server claimed.
+	StatusBadCount Status = "bad_count"
 )
 
 // TokenSource says where a token count came from, best first.

@@ -42,6 +42,10 @@ type Setup struct {
 	// Shard, when set, says this file is one shard of a run split
 	// across processes (--shard I/N); Load is then the whole run's.
 	Shard *Shard `json:"shard,omitempty"`
+	// Virtual says the stages ran on the embedded simulator's engine in
+	// virtual time (--virtual): no network, no client, no clock; the
+	// figures are the profile's own, whatever the machine's load.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one
@@ -126,6 +130,12 @@ type Workload struct {
 	Tokenizer string `json:"tokenizer,omitempty"` // the tokenizer that counted prompts
 	Input     string `json:"input,omitempty"`     // the input length distribution, when not fixed
 	Output    string `json:"output,omitempty"`    // the output length distribution, when not fixed
+	// DistinctPrompts counts a dataset's different prompts, and
+	// PromptLengths and OutputLengths describe its lengths (quantiles of
+	// tokens): what a verdict resting on the dataset had.
+	DistinctPrompts int    `json:"distinct_prompts,omitempty"`
+	PromptLengths   string `json:"prompt_lengths,omitempty"`
+	OutputLengths   string `json:"output_lengths,omitempty"`
 }
 
 // Load is how many requests start and when.

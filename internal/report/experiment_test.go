@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 // The four verdicts end every experiment, in every format: one line each
@@ -122,5 +124,42 @@ func TestExperimentRepeatsShown(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// An experiment's page leads with its four verdicts (in the summary box,
+// before any chart) and draws every section: the workloads side by side,
+// the overhead, the soak's slices.
+func TestExperimentPageLeadsAndDrawsEverySection(t *testing.T) {
+	t.Parallel()
+	a, b := keep(run()), keep(run())
+	soak := keep(run())
+	soak.Stages = soak.Stages[:1]
+	soak.Stages[0].Slices = []record.Slice{{Index: 0, From: 10 * time.Second, To: 16 * time.Second, AggregateTokS: 900}, {Index: 1, From: 16 * time.Second, To: 22 * time.Second, AggregateTokS: 950}}
+	ov := &analyze.Overhead{Levels: []analyze.OverheadLevel{{C: 1, TTFT: analyze.Diff{Value: 54.9, HalfWidth: 1.2}}, {C: 8, TTFT: analyze.Diff{Value: 61, HalfWidth: 2}}}}
+	e := &analyze.Experiment{Schema: analyze.ExperimentSchema, Workloads: []string{"synthetic", "sharegpt"}, Asked: analyze.ExperimentAsked{Soak: true},
+		Configs: []analyze.ExperimentConfig{
+			{Name: "seed", OK: true, Run: a, Overhead: ov, Soak: soak, Workloads: []analyze.WorkloadRun{{Name: "synthetic", Run: a}, {Name: "sharegpt", Run: b}}},
+			{Name: "seed-mtp", OK: true, Run: b},
+		}}
+	e.CompareConfigs([]int{1, 2})
+	v := e.ComputeVerdicts()
+	var out bytes.Buffer
+	if err := Render(&out, "html", e); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	summary, charts := strings.Index(page, `id="summary"`), strings.Index(page, "<h2>Charts</h2>")
+	first := strings.Index(page, text(v.Representative.Line()))
+	if summary < 0 || first < summary || first > charts {
+		t.Errorf("the verdicts do not lead the page: summary at %d, the first verdict at %d, charts at %d", summary, first, charts)
+	}
+	for _, name := range []string{"workloads", "overhead", "soak"} {
+		if !strings.Contains(page, `data-chart="`+name+`"`) {
+			t.Errorf("the page has no %s chart", name)
+		}
+	}
+	if !strings.Contains(page, "chat adds 54.9 ± 1.2 ms to TTFT") || !strings.Contains(page, "seed, slice 1: 950.0 tok/s aggregate") {
+		t.Errorf("the overhead's or the soak's points lack their figures")
 	}
 }

@@ -62,3 +62,15 @@ func TestBackoffAndLateThresholdShown(t *testing.T) {
 		t.Errorf("%s", out)
 	}
 }
+
+// TGI has no ignore_eos and tokperf sends it none: the header does not
+// claim it was in force (issue 37).
+func TestDescribeTGIHasNoIgnoreEOS(t *testing.T) {
+	t.Parallel()
+	for engine, want := range map[string]string{"tgi": "EOS honoured (tgi has no ignore_eos)", "vllm": "ignore_eos"} {
+		got := Describe(record.Setup{Server: record.Server{Engine: engine}, Route: "/generate_stream", Model: "m", Workload: record.Workload{InputTokens: 8, OutputTokens: 16, IgnoreEOS: true}})
+		if !strings.Contains(got, want) || (engine == "tgi" && strings.Contains(got, ", ignore_eos")) {
+			t.Errorf("%s: %q; want %q", engine, got, want)
+		}
+	}
+}

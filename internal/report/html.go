@@ -29,7 +29,6 @@ type page struct {
 	runs     []named
 	baseline *analyze.BaselineComparison
 	sections []string // rendered HTML of the model's own tables
-	lines    []string // warnings, notes, verdicts (each also in its section)
 	twin     *analyze.Twin
 	// summary is the page's own lead lines (a comparison's ratios), above
 	// each run's verdict and key numbers.
@@ -37,6 +36,9 @@ type page struct {
 	// sectionsFirst puts the model's own tables (an A/B, a baseline's
 	// arithmetic) right after the summary, above the runs' headlines.
 	sectionsFirst bool
+	// experiment, when the page is one, adds its workloads', overhead's
+	// and soak's charts.
+	experiment *analyze.Experiment
 }
 
 func runName(r *analyze.Run, i int) string {
@@ -83,12 +85,12 @@ func pageOf(result any) (*page, error) {
 			}
 		}
 		if v := r.Verdicts; v != nil {
-			var lines []string
+			// The four answers lead the page, in its summary box.
 			for _, x := range v.All() {
-				lines = append(lines, "<li>"+text(x.Line())+"</li>")
+				p.summary = append(p.summary, x.Line())
 			}
-			p.sections = append(p.sections, "<h2>The four verdicts</h2>\n<ul>\n"+strings.Join(lines, "\n")+"\n</ul>")
 		}
+		p.experiment = r
 		var b strings.Builder
 		ExperimentText(&b, r)
 		p.sections = append(p.sections, "<h2>Configurations</h2>\n<pre>"+text(b.String())+"</pre>")
@@ -120,12 +122,18 @@ func (p *page) charts() []*chart {
 	if c := twinChart(p.twin); c != nil {
 		out = append(out, c)
 	}
+	if p.oneLevel() {
+		return append(out, p.distributions()...)
+	}
 	if c := p.throughput(); c != nil {
 		out = append(out, c)
 	}
 	out = append(out, p.latencies()...)
 	if c := p.pareto(); c != nil {
 		out = append(out, c)
+	}
+	if p.experiment != nil {
+		out = append(out, experimentCharts(p.experiment)...)
 	}
 	return out
 }
@@ -152,10 +160,14 @@ func (p *page) throughput() *chart {
 	xl, log := p.xLabel()
 	c := &chart{Name: "throughput", Title: "Aggregate output tok/s against load", XLabel: xl, XLog: log, YLabel: "aggregate output tok/s", YZero: true}
 	var notes []string
+	sparse := false
 	for i, n := range p.runs {
 		se := series{Name: n.name, Color: hue(i), Line: true, Markers: true, Marker: markerOf(i)}
 		for _, s := range n.run.Stages {
 			se.Points = append(se.Points, point{X: xOf(n.run, s.Stage), Y: s.AggregateTokS, Tip: fmt.Sprintf("%s, %s: %s tok/s aggregate", n.name, analyze.Label(s.Stage), f1(s.AggregateTokS))})
+		}
+		if apart(se.Points) {
+			se.Line, sparse = false, true
 		}
 		c.Series = append(c.Series, se)
 		if v := n.run.Verdict; v != nil {
@@ -178,6 +190,9 @@ func (p *page) throughput() *chart {
 	}
 	if len(c.Series) == 0 || points(c) == 0 {
 		return nil
+	}
+	if sparse {
+		notes = append(notes, apartNote)
 	}
 	c.Note = strings.Join(notes, " · ")
 	return c
@@ -231,6 +246,9 @@ func (p *page) latencies() []*chart {
 				}
 				if len(p.runs) > 1 && k == 1 {
 					continue // two runs or more: p50 and p99 only, to stay readable
+				}
+				if apart(se.Points) {
+					se.Line, c.Note = false, apartNote
 				}
 				c.Series = append(c.Series, se)
 			}
@@ -399,7 +417,7 @@ func htmlReporter(result any) (Reporter, error) {
 const pageCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111;max-width:1100px;margin:24px auto;padding:0 16px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 8px}td{text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}
-td.l{text-align:left}pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px}
+td.l{text-align:left}pre{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 svg.chart{width:100%;height:auto;display:block;margin:12px 0}
 .summary{border:2px solid #0072b2;border-radius:6px;background:#f3f8fc;padding:10px 16px;margin:12px 0 20px}
 .summary h2{margin:4px 0 8px;border:0;font-size:17px}.summary .verdict{font-size:15px;font-weight:bold}
@@ -573,3 +591,18 @@ func baselineHTML(c *analyze.BaselineComparison) string {
 	}
 	return b.String()
 }
+
+// apart says whether two neighbouring levels of a curve are more than 4×
+// apart: a line between them would draw a curve (and crossings) nobody
+// measured, so their points stand alone.
+func apart(ps []point) bool {
+	for i := 1; i < len(ps); i++ {
+		lo, hi := min(ps[i-1].X, ps[i].X), max(ps[i-1].X, ps[i].X)
+		if lo > 0 && hi/lo > 4 {
+			return true
+		}
+	}
+	return false
+}
+
+const apartNote = "Points more than 4× apart in load are not joined: what lies between them was not measured."

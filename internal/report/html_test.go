@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,8 +64,6 @@ func absDiff(a, b uint32) uint32 {
 	}
 	return b - a
 }
-
-var tipRE = regexp.MustCompile(`data-tip="([^"]*)"`)
 
 // Every chart of the page is there with its axes' units, and a marker's
 // hover value and data attributes are the model's figure.

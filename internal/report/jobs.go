@@ -14,7 +14,7 @@ import (
 func Short(s record.Setup) string {
 	d := fmt.Sprintf("%s on %s", s.Server.Engine, s.URL)
 	if s.Simulated {
-		d += fmt.Sprintf(" (embedded simulator, profile %s)", s.Profile)
+		d += fmt.Sprintf(" (embedded simulator, profile %s%s)", s.Profile, virtualNote(s))
 	}
 	return d + ", model " + s.Model
 }
@@ -53,9 +53,12 @@ func CheckText(w io.Writer, r *check.Result) {
 		}
 	}
 	if d := r.Determinism; d != nil {
-		if d.Same {
+		switch {
+		case d.Failed != "":
+			fmt.Fprintf(w, "FAIL greedy determinism not judged: %s\n", d.Failed)
+		case d.Same:
 			fmt.Fprintln(w, "ok   greedy determinism: the same prompt twice at temperature 0 gave the same text")
-		} else {
+		default:
 			fmt.Fprintf(w, "note greedy determinism: the same prompt twice gave different text from word %d (some engines are not deterministic under batching; not a failure)\n", d.Word)
 		}
 	}
@@ -284,4 +287,12 @@ func soakStage(r *analyze.Run) *analyze.Stage {
 		}
 	}
 	return nil
+}
+
+// virtualNote says, after the profile's name, that a run was in virtual time.
+func virtualNote(s record.Setup) string {
+	if !s.Virtual {
+		return ""
+	}
+	return ", in virtual time: no network, no client, the profile's own figures"
 }

@@ -309,7 +309,7 @@ func Describe(s record.Setup) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s on %s", s.Server.Engine, s.Route, s.URL)
 	if s.Simulated {
-		fmt.Fprintf(&b, " (embedded simulator, profile %s)", s.Profile)
+		fmt.Fprintf(&b, " (embedded simulator, profile %s%s)", s.Profile, virtualNote(s))
 	}
 	if t := s.TLS; t != nil {
 		fmt.Fprintf(&b, " over %s (%s", t.Version, t.Proto)
@@ -322,6 +322,9 @@ func Describe(s record.Setup) string {
 	eos := "EOS honoured"
 	if s.Workload.IgnoreEOS {
 		eos = "ignore_eos"
+		if !analyze.TakesIgnoreEOS(s.Server.Engine) {
+			eos = "EOS honoured (" + s.Server.Engine + " has no ignore_eos)"
+		}
 	}
 	in, out := fmt.Sprint(s.Workload.InputTokens), fmt.Sprint(s.Workload.OutputTokens)
 	if s.Workload.Input != "" {

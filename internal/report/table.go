@@ -319,7 +319,7 @@ func checkTable(r *check.Result) *Table {
 		t.Rows = append(t.Rows, []any{"sensible output", len(s.Problems) == 0, nil, nil, nil, s.Prompt + ": " + strings.Join(s.Problems, "; ")})
 	}
 	if d := r.Determinism; d != nil {
-		t.Rows = append(t.Rows, []any{"greedy determinism", d.Same, nil, nil, nil, ""})
+		t.Rows = append(t.Rows, []any{"greedy determinism", d.Same, nil, nil, nil, d.Failed})
 	}
 	if a := r.Accuracy; a != nil {
 		t.Rows = append(t.Rows, []any{"accuracy", a.Passed, a.Right, a.Total, a.Share, fmt.Sprintf("95%% interval %.3f–%.3f, threshold %.2f", a.Lo, a.Hi, a.Threshold)})

@@ -331,6 +331,11 @@ func Create(path string, h Header) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating results file: %w", err)
 	}
+	return start(f, path, h)
+}
+
+// start writes the header to a file just opened.
+func start(f *os.File, path string, h Header) (*Writer, error) {
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 64<<10), Path: path}
 	h.Type, h.Format = "header", Format
 	if err := w.line(h); err != nil {
@@ -338,6 +343,22 @@ func Create(path string, h Header) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// CreateNew is Create for a path where nothing may be yet: it fails with
+// an error matching fs.ErrExist, atomically, where a file is (two runs
+// started in the same second must not share one).
+func CreateNew(path string, h Header) (*Writer, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating results directory: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating results file: %w", err)
+	}
+	return start(f, path, h)
 }
 
 // NewWriter writes a result file to out, which it never closes (-o -:
@@ -374,9 +395,30 @@ func (w *Writer) Write(r record.Record) error {
 		return w.err
 	}
 	l := toLine(&r)
+	if err := l.check(); err != nil {
+		// A line the reader would refuse would make the whole file
+		// unreadable: the request is kept as failed, without the field.
+		if l, err = refused(&r, err); err != nil {
+			w.err = fmt.Errorf("request %d: %w", r.ID, err)
+			return w.err
+		}
+	}
 	w.err = w.line(&l)
 	w.n++
 	return w.err
+}
+
+// refused is the line of a record the reader would refuse: failed with
+// the reason, its counts and chunks dropped; an error if even that is
+// refused (its times are).
+func refused(r *record.Record, why error) (line, error) {
+	c := *r
+	c.Status, c.Error = record.StatusBadCount, fmt.Sprintf("not storable as measured (%v); %s", why, r.Error)
+	c.Chunks, c.OutputTokens, c.PromptTokens, c.CachedTokens, c.ReasoningTokens = nil, 0, 0, 0, 0
+	c.OutputSource, c.ChunkSource, c.PromptSource, c.ReasoningSource = record.SourceNone, record.SourceNone, record.SourceNone, record.SourceNone
+	c.FirstToken, c.FirstContent, c.LastToken = record.Unset, record.Unset, record.Unset
+	l := toLine(&c)
+	return l, l.check()
 }
 
 // Close writes the end line and closes the file.

@@ -109,31 +109,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if !sleep(ctx, ms(overhead)) {
 		return
 	}
-	key := requestKey(s.p.Seed, g.prompt, g.temperature, g.seed, s.fresh)
-	length := g.maxTokens
-	if !g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS {
-		length = outputLength(key, s.p.EOSProbability, g.maxTokens)
-	}
-	length = max(length, min(g.minTokens, g.maxTokens))
-	answer := answerFor(g.prompt, s.p.Wire.WrongAnswers)
-	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
-		length = min(len(answer), g.maxTokens) // the answer, then EOS
-	}
-	job := Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
-	if s.p.PrefixCache && !g.uncached {
-		keys := s.promptKeys(g)
-		job.Blocks = blockHashes(keys, s.p.PrefixCacheBlock)
-		// The reply is cached after its prompt when it ends, as vLLM and
-		// SGLang keep a finished sequence's blocks: it is drawn now from
-		// the same seed the stream's text is.
-		reply := newTextGen(key)
-		reply.answer, reply.words = answer, s.outWords
-		text, _ := reply.next(nil, nil, length)
-		job.Reply = blockHashes(s.replyKeys(keys, g, string(text)), s.p.PrefixCacheBlock)
-	}
-	if sp := s.p.Spec; sp != nil && sp.AcceptanceRepetitive > 0 {
-		job.Acceptance, job.Accept = sp.AcceptanceFor(Repetition(g.prompt)), true
-	}
+	job, key, answer := s.job(g)
+	length := job.Length
 	st, err := s.eng.Submit(job)
 	if err != nil {
 		openAIError(w, 503, err.Error())
@@ -349,4 +326,37 @@ func closeSilently(w http.ResponseWriter) {
 	rw.WriteString("0\r\n\r\n")
 	rw.Flush()
 	conn.Close()
+}
+
+// job is what the engine runs for g: its output length (where the model
+// would stop, unless EOS is ignored), its prefix-cache blocks and its
+// speculative acceptance; key seeds its text and answer is the built-in
+// question's answer, if g asked one.
+func (s *Server) job(g *gen) (job Job, key uint64, answer []string) {
+	key = requestKey(s.p.Seed, g.prompt, g.temperature, g.seed, s.fresh)
+	length := g.maxTokens
+	if !g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS {
+		length = outputLength(key, s.p.EOSProbability, g.maxTokens)
+	}
+	length = max(length, min(g.minTokens, g.maxTokens))
+	answer = answerFor(g.prompt, s.p.Wire.WrongAnswers)
+	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
+		length = min(len(answer), g.maxTokens) // the answer, then EOS
+	}
+	job = Job{PromptTokens: max(g.promptTokens, 1), MaxTokens: g.maxTokens, Length: length}
+	if s.p.PrefixCache && !g.uncached {
+		keys := s.promptKeys(g)
+		job.Blocks = blockHashes(keys, s.p.PrefixCacheBlock)
+		// The reply is cached after its prompt when it ends, as vLLM and
+		// SGLang keep a finished sequence's blocks: it is drawn now from
+		// the same seed the stream's text is.
+		reply := newTextGen(key)
+		reply.answer, reply.words = answer, s.outWords
+		text, _ := reply.next(nil, nil, length)
+		job.Reply = blockHashes(s.replyKeys(keys, g, string(text)), s.p.PrefixCacheBlock)
+	}
+	if sp := s.p.Spec; sp != nil && sp.AcceptanceRepetitive > 0 {
+		job.Acceptance, job.Accept = sp.AcceptanceFor(Repetition(g.prompt)), true
+	}
+	return job, key, answer
 }

@@ -30,6 +30,25 @@ type imitation struct {
 	nullLogprobs bool
 	// cachePrompt: its OpenAI routes honour llama.cpp's cache_prompt.
 	cachePrompt bool
+	// tgiOpenAI: its OpenAI routes speak TGI's (router/src/lib.rs, and the
+	// captures in testdata/wire): empty ids, "usage": null on every chunk,
+	// and completions whose finish_reason is "" until the last chunk, which
+	// carries the usage unasked.
+	tgiOpenAI bool
+	// fingerprint is its OpenAI chunks' system_fingerprint; nil for none.
+	fingerprint func(s *Server) string
+	// roleEvery: no role-only first chat chunk, the role on every delta
+	// instead (TGI, Ollama).
+	roleEvery bool
+	// usageNullAsked: asked for usage, every chunk before the usage chunk
+	// says "usage": null (OpenAI's API reference for stream_options).
+	usageNullAsked bool
+	// timings: its OpenAI streams end with llama.cpp's timings, and its
+	// usage says how many prompt tokens were cached.
+	timings bool
+	// stopReason: its completion chunks carry "stop_reason": null,
+	// "system_fingerprint": null and "usage": null, as vLLM's do.
+	stopReason bool
 }
 
 // imitations are the engines the simulator can be, by engine name.

@@ -24,6 +24,8 @@ func init() {
 			x.metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", float64(s.eng.Waiting.Load()))
 		},
 		cachePrompt: true,
+		timings:     true,
+		fingerprint: func(s *Server) string { return "b" + s.version("10573") + "-d775b8967" },
 	})
 }
 
@@ -84,6 +86,23 @@ func (f *llamaFormat) event(b []byte, x *exchange, ev Event, piece []byte, ids [
 // covers n−1 tokens while predicted_n is n, and the per-token figures divide
 // by n−1 (llama-server b10573: 6 tokens in 9.947 ms, 1.9894 ms a token).
 func (f *llamaFormat) final(x *exchange, ev Event, content string) map[string]any {
+	stopType := "eos"
+	if ev.Finish == "length" {
+		stopType = "limit"
+	}
+	return map[string]any{
+		"index": 0, "content": content, "tokens": []int{}, "id_slot": 0, "stop": true, "model": f.s.p.Model,
+		"tokens_predicted": ev.Total, "tokens_evaluated": x.g.promptTokens, "stop_type": stopType,
+		"timings": llamaTimings(x, ev),
+	}
+}
+
+// llamaTimings are llama.cpp's timings of a finished request: prompt_ms
+// from the slot to the first token, predicted_ms from the first token to
+// the last, so it covers n−1 tokens while predicted_n is n, and the
+// per-token figures divide by n−1 (llama-server b10573: 6 tokens in
+// 9.947 ms, 1.9894 ms a token).
+func llamaTimings(x *exchange, ev Event) map[string]any {
 	prompt, decode := x.engineTimes()
 	promptMs := float64(prompt.Microseconds()) / 1e3
 	predMs := float64(decode.Microseconds()) / 1e3
@@ -91,21 +110,13 @@ func (f *llamaFormat) final(x *exchange, ev Event, content string) map[string]an
 	if n := ev.Total - 1; n > 0 && predMs > 0 {
 		perTok, perSec = predMs/float64(n), float64(n)/predMs*1e3
 	}
-	stopType := "eos"
-	if ev.Finish == "length" {
-		stopType = "limit"
-	}
 	computed := x.g.promptTokens - x.cached // prompt_n leaves out cache_n
 	return map[string]any{
-		"index": 0, "content": content, "tokens": []int{}, "id_slot": 0, "stop": true, "model": f.s.p.Model,
-		"tokens_predicted": ev.Total, "tokens_evaluated": x.g.promptTokens, "stop_type": stopType,
-		"timings": map[string]any{
-			"cache_n": x.cached, "prompt_n": computed, "prompt_ms": promptMs,
-			"prompt_per_token_ms": promptMs / float64(max(computed, 1)),
-			"prompt_per_second":   float64(computed) / max(promptMs, 1e-3) * 1e3,
-			"predicted_n":         ev.Total, "predicted_ms": predMs,
-			"predicted_per_token_ms": perTok, "predicted_per_second": perSec,
-		},
+		"cache_n": x.cached, "prompt_n": computed, "prompt_ms": promptMs,
+		"prompt_per_token_ms": promptMs / float64(max(computed, 1)),
+		"prompt_per_second":   float64(computed) / max(promptMs, 1e-3) * 1e3,
+		"predicted_n":         ev.Total, "predicted_ms": predMs,
+		"predicted_per_token_ms": perTok, "predicted_per_second": perSec,
 	}
 }
 

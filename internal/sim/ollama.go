@@ -21,6 +21,8 @@ func init() {
 				writeJSON(w, 200, map[string]any{"version": s.version("0.17.4")})
 			})
 		},
+		roleEvery:   true,
+		fingerprint: func(*Server) string { return "fp_ollama" },
 	})
 }
 

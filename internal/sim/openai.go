@@ -10,7 +10,9 @@ import (
 // The plain OpenAI-compatible server (engine "openai": TensorRT-LLM and the
 // rest): the OpenAI routes every imitation serves, no identity route, and
 // a /metrics with only the simulator's own health.
-func init() { imitate("openai", imitation{metrics: func(*Server, *exposition) {}}) }
+func init() {
+	imitate("openai", imitation{metrics: func(*Server, *exposition) {}, nullLogprobs: true, usageNullAsked: true})
+}
 
 type openAIRequest struct {
 	Model               string          `json:"model"`
@@ -139,22 +141,16 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 			openAIError(w, 400, "messages is required")
 			return nil, false
 		}
-		var b strings.Builder
-		g.promptTokens = 3 // the template's assistant header
+		msgs := make([]message, len(req.Messages))
 		for i, m := range req.Messages {
 			t, err := m.text()
 			if err != nil {
 				openAIError(w, 400, fmt.Sprintf("messages[%d]: %v", i, err))
 				return nil, false
 			}
-			g.promptTokens += 4 + s.count(t)
-			g.msgs = append(g.msgs, message{m.Role, t})
-			b.WriteString(m.Role)
-			b.WriteByte(':')
-			b.WriteString(t)
-			b.WriteByte('\n')
+			msgs[i] = message{m.Role, t}
 		}
-		g.prompt = b.String()
+		s.chatPrompt(g, msgs)
 	} else {
 		if err := s.parsePrompt(g, req.Prompt); err != nil {
 			openAIError(w, 400, err.Error())
@@ -222,13 +218,21 @@ type promptDetails struct {
 }
 
 type openAIChunk struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []openAIChoice `json:"choices"`
-	Usage   *usage         `json:"usage,omitempty"`
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	SystemFingerprint json.RawMessage `json:"system_fingerprint,omitempty"`
+	Choices           []openAIChoice  `json:"choices"`
+	// Usage is a *usage, JSON null where the engine sends "usage": null,
+	// or nil for none.
+	Usage any `json:"usage,omitempty"`
+	// Timings are llama.cpp's, on its last chunk.
+	Timings map[string]any `json:"timings,omitempty"`
 }
+
+// null is JSON's null, for the fields an engine sends empty.
+var null = json.RawMessage("null")
 
 type openAIChoice struct {
 	Index        int             `json:"index"`
@@ -237,6 +241,7 @@ type openAIChoice struct {
 	Message      *chatDelta      `json:"message,omitempty"`
 	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
 	FinishReason *string         `json:"finish_reason"`
+	StopReason   json.RawMessage `json:"stop_reason,omitempty"`
 }
 
 type chatDelta struct {
@@ -269,8 +274,8 @@ func (f *openAIFormat) contentType() string { return "text/event-stream" }
 func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion int, withUsage bool) openAIChunk {
 	c := openAIChunk{Created: x.created, Model: f.s.p.Model}
 	ch := openAIChoice{}
-	if f.s.im.nullLogprobs {
-		ch.Logprobs = json.RawMessage("null") // vLLM and SGLang always send it; others never do
+	if f.s.im.nullLogprobs || f.s.im.tgiOpenAI {
+		ch.Logprobs = null // vLLM, SGLang, TGI and OpenAI always send it; llama.cpp and Ollama never do
 	}
 	if f.chat {
 		c.ID, c.Object = "chatcmpl-"+x.id, "chat.completion.chunk"
@@ -282,17 +287,52 @@ func (f *openAIFormat) chunk(x *exchange, text string, finish string, completion
 	if finish != "" {
 		ch.FinishReason = &finish
 	}
+	if fp := f.s.im.fingerprint; fp != nil {
+		c.SystemFingerprint, _ = json.Marshal(fp(f.s))
+	}
+	if f.chat && f.s.im.roleEvery {
+		ch.Delta.Role = "assistant"
+	}
+	if f.s.im.tgiOpenAI {
+		f.tgiHabits(&c, &ch, finish)
+	} else if f.s.im.stopReason && !f.chat {
+		c.SystemFingerprint, c.Usage, ch.StopReason = null, null, null
+	}
+	if f.s.im.usageNullAsked && x.g.includeUsage {
+		c.Usage = null
+	}
+	if f.s.p.Wire.OmitUsage {
+		c.Usage = nil // a server without counts sends no usage key at all
+	}
 	c.Choices = []openAIChoice{ch}
 	if withUsage {
-		c.Usage = &usage{PromptTokens: x.g.promptTokens, CompletionTokens: completion, TotalTokens: x.g.promptTokens + completion}
-		if f.s.p.PrefixCache {
-			c.Usage.PromptTokensDetails = &promptDetails{CachedTokens: x.cached}
+		u := &usage{PromptTokens: x.g.promptTokens, CompletionTokens: completion, TotalTokens: x.g.promptTokens + completion}
+		if f.s.p.PrefixCache || f.s.im.timings {
+			u.PromptTokensDetails = &promptDetails{CachedTokens: x.cached}
 		}
 		if r := f.s.p.Reasoning; r != nil && f.chat {
-			c.Usage.CompletionTokensDetails = &completionDetails{ReasoningTokens: min(r.Tokens, completion)}
+			u.CompletionTokensDetails = &completionDetails{ReasoningTokens: min(r.Tokens, completion)}
 		}
+		c.Usage = u
 	}
 	return c
+}
+
+// tgiHabits makes a chunk TGI's: no id, "usage": null, "stop" for an end
+// of sequence on chat and "eos_token" on completions, whose finish_reason
+// is "" before the last chunk.
+func (f *openAIFormat) tgiHabits(c *openAIChunk, ch *openAIChoice, finish string) {
+	c.ID, c.Usage = "", null
+	if f.chat {
+		return
+	}
+	switch finish {
+	case "":
+		ch.FinishReason = new(string)
+	case "stop":
+		eos := "eos_token"
+		ch.FinishReason = &eos
+	}
 }
 
 func sse(b []byte, v any) []byte {
@@ -303,17 +343,22 @@ func sse(b []byte, v any) []byte {
 }
 
 func (f *openAIFormat) begin(b []byte, x *exchange) []byte {
-	if !f.chat {
-		return b
+	if !f.chat || f.s.im.roleEvery {
+		return b // the first chat chunk is the first token's
 	}
 	c := f.chunk(x, "", "", 0, x.g.continuous)
 	c.Choices[0].Delta.Role = "assistant"
-	return sse(b, c)
+	return f.put(b, c)
 }
 
 func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []int) []byte {
 	if x.g.tool == "" {
-		c := f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous)
+		// TGI's completions carry the usage on their last chunk, unasked.
+		last := f.s.im.tgiOpenAI && !f.chat && ev.Done && !f.s.p.Wire.OmitUsage
+		c := f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous || last)
+		if ev.Done && f.s.im.timings && !x.g.includeUsage {
+			c.Timings = llamaTimings(x, ev)
+		}
 		if r := f.s.p.Reasoning; r != nil && f.chat {
 			// Tokens before the chunk's own, then how many of its own are
 			// still reasoning: a chunk may hold the last of the thinking and
@@ -324,13 +369,14 @@ func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []
 				f.reason(c.Choices[0].Delta, string(piece[:cut]), string(piece[cut:]))
 			}
 		}
-		return sse(b, c)
+		return f.put(b, c)
 	}
 	finish := ""
 	if ev.Done {
 		finish = "tool_calls"
 	}
 	c := f.chunk(x, "", finish, ev.Total, x.g.continuous)
+	role := c.Choices[0].Delta.Role
 	first := ev.Total == ev.Tokens
 	args := string(piece)
 	if first {
@@ -342,8 +388,8 @@ func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []
 	call := f.call(x, first, args)
 	zero := 0
 	call.Index = &zero
-	c.Choices[0].Delta = &chatDelta{ToolCalls: []toolCall{call}}
-	return sse(b, c)
+	c.Choices[0].Delta = &chatDelta{Role: role, ToolCalls: []toolCall{call}}
+	return f.put(b, c)
 }
 
 // reason puts thinking on the profile's reasoning channel of d and the
@@ -385,12 +431,30 @@ func (f *openAIFormat) call(x *exchange, first bool, args string) toolCall {
 }
 
 func (f *openAIFormat) end(b []byte, x *exchange, ev Event) []byte {
-	if x.g.includeUsage {
+	if x.g.includeUsage && (f.chat || !f.s.im.tgiOpenAI) {
 		c := f.chunk(x, "", "", ev.Total, true)
 		c.Choices = []openAIChoice{}
-		b = sse(b, c)
+		if f.s.im.timings {
+			c.Timings = llamaTimings(x, ev)
+		}
+		b = f.put(b, c)
+	}
+	if f.s.im.tgiOpenAI {
+		return append(b, "data:[DONE]\n\n"...)
 	}
 	return append(b, "data: [DONE]\n\n"...)
+}
+
+// put writes an event as the engine frames it: TGI's server (axum)
+// writes "data:" with no space, the others "data: ".
+func (f *openAIFormat) put(b []byte, v any) []byte {
+	if !f.s.im.tgiOpenAI {
+		return sse(b, v)
+	}
+	j, _ := json.Marshal(v)
+	b = append(b, "data:"...)
+	b = append(b, j...)
+	return append(b, '\n', '\n')
 }
 
 func (f *openAIFormat) whole(x *exchange, ev Event) any {
@@ -415,4 +479,20 @@ func (f *openAIFormat) whole(x *exchange, ev Event) any {
 
 func (f *openAIFormat) fail(b []byte, msg string) []byte {
 	return sse(b, map[string]any{"error": map[string]any{"message": msg, "type": "InternalServerError", "code": 500}})
+}
+
+// chatPrompt makes g's prompt of a chat's messages: their text, each after
+// its role, and their tokens as the template counts them (four a message
+// around its text, three for the assistant's header).
+func (s *Server) chatPrompt(g *gen, msgs []message) {
+	var b strings.Builder
+	g.promptTokens = 3 // the template's assistant header
+	for _, m := range msgs {
+		g.promptTokens += 4 + s.count(m.text)
+		b.WriteString(m.role)
+		b.WriteByte(':')
+		b.WriteString(m.text)
+		b.WriteByte('\n')
+	}
+	g.msgs, g.prompt = msgs, b.String()
 }

@@ -82,9 +82,13 @@ func (s *Server) generateRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 type sglangMeta struct {
-	ID               string   `json:"id"`
-	FinishReason     any      `json:"finish_reason"`
-	PromptTokens     int      `json:"prompt_tokens"`
+	ID            string `json:"id"`
+	FinishReason  any    `json:"finish_reason"`
+	PromptTokens  int    `json:"prompt_tokens"`
+	WeightVersion string `json:"weight_version"`
+	// ReasoningTokens are the output tokens of the reasoning channel (0
+	// for a model without one), as SGLang 0.5's meta_info says.
+	ReasoningTokens  int      `json:"reasoning_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
 	CachedTokens     int      `json:"cached_tokens"`
 	E2ELatency       *float64 `json:"e2e_latency,omitempty"`
@@ -92,9 +96,12 @@ type sglangMeta struct {
 	SpecAcceptLength *float64 `json:"spec_accept_length,omitempty"`
 }
 
+// sglangEvent is /generate's answer, or one event of its stream: the
+// text and token ids so far, and meta_info.
 type sglangEvent struct {
-	Text     string     `json:"text"`
-	MetaInfo sglangMeta `json:"meta_info"`
+	Text      string     `json:"text"`
+	OutputIDs []int      `json:"output_ids"`
+	MetaInfo  sglangMeta `json:"meta_info"`
 }
 
 type sglangFormat struct{ s *Server }
@@ -103,9 +110,15 @@ func (f *sglangFormat) contentType() string                { return "text/event-
 func (f *sglangFormat) begin(b []byte, _ *exchange) []byte { return b }
 
 func (f *sglangFormat) obj(x *exchange, ev Event) sglangEvent {
-	e := sglangEvent{Text: string(x.text), MetaInfo: sglangMeta{
-		ID: "sim-" + x.id, PromptTokens: x.g.promptTokens, CompletionTokens: ev.Total, CachedTokens: ev.Cached,
+	e := sglangEvent{Text: string(x.text), OutputIDs: x.ids, MetaInfo: sglangMeta{
+		ID: "sim-" + x.id, PromptTokens: x.g.promptTokens, WeightVersion: "default", CompletionTokens: ev.Total, CachedTokens: ev.Cached,
 	}}
+	if e.OutputIDs == nil {
+		e.OutputIDs = []int{}
+	}
+	if r := f.s.p.Reasoning; r != nil {
+		e.MetaInfo.ReasoningTokens = min(r.Tokens, ev.Total)
+	}
 	if ev.Done {
 		if ev.Finish == "length" {
 			e.MetaInfo.FinishReason = map[string]any{"type": "length", "length": ev.Total}

@@ -19,6 +19,10 @@ type Phase struct {
 	// Chunks keeps every chunk of every outcome (Outcome.All); without
 	// it an outcome keeps its first and last.
 	Chunks bool
+	// More, when set, makes the jobs after Jobs, one at a time as slots
+	// free (job n, from 0 past Jobs), until it says there are none: a phase
+	// bounded by Limit alone need not know its size.
+	More func(n int) (Job, bool)
 }
 
 // Outcome is what a client sees of one simulated request, in times since
@@ -34,6 +38,7 @@ type Outcome struct {
 	All            []Delivery
 	Done           time.Duration
 	Cached         int
+	PromptTokens   int
 	Finish         string // "length" or "stop"
 }
 
@@ -51,7 +56,7 @@ type Delivery struct {
 // profile's seed as the served engine does.
 func Simulate(p *Profile, phases ...Phase) [][]Outcome {
 	b := newBatch(p, nil) // no /metrics to serve
-	base := time.Unix(1<<30, 0)
+	base := virtualBase
 	now := time.Duration(0)
 	out := make([][]Outcome, len(phases))
 	for i, ph := range phases {
@@ -75,7 +80,7 @@ type sim struct {
 	p        *Profile
 	ph       Phase
 	base     time.Time
-	outs     []Outcome // never grows past its capacity, so pointers into it hold
+	outs     []*Outcome
 	start    time.Duration
 	overhead time.Duration
 	pending  []*inflight
@@ -84,7 +89,7 @@ type sim struct {
 }
 
 func simulate(b *batch, p *Profile, ph Phase, base time.Time, now *time.Duration) []Outcome {
-	s := &sim{b: b, p: p, ph: ph, base: base, outs: make([]Outcome, 0, len(ph.Jobs)), start: *now, overhead: ms(p.RequestOverheadMs)}
+	s := &sim{b: b, p: p, ph: ph, base: base, start: *now, overhead: ms(p.RequestOverheadMs)}
 	if ph.Chat {
 		s.overhead += ms(p.Chat.PerRequestMs)
 	}
@@ -131,18 +136,35 @@ func simulate(b *batch, p *Profile, ph Phase, base time.Time, now *time.Duration
 		}
 		s.pending = kept
 	}
-	return s.outs
+	out := make([]Outcome, len(s.outs))
+	for i, o := range s.outs {
+		out[i] = *o
+	}
+	return out
 }
 
 // send starts the phase's next request at at, if it has one left and its
 // time limit has not passed.
 func (s *sim) send(at time.Duration) {
 	n := len(s.outs)
-	if n >= len(s.ph.Jobs) || (s.ph.Limit > 0 && at-s.start >= s.ph.Limit) {
+	if s.ph.Limit > 0 && at-s.start >= s.ph.Limit {
 		return
 	}
-	s.outs = append(s.outs, Outcome{Job: n, Sent: at})
-	f := &inflight{o: &s.outs[n], s: &Stream{job: s.ph.Jobs[n]}, arrive: at + s.overhead}
+	var job Job
+	switch {
+	case n < len(s.ph.Jobs):
+		job = s.ph.Jobs[n]
+	case s.ph.More != nil:
+		var ok bool
+		if job, ok = s.ph.More(n - len(s.ph.Jobs)); !ok {
+			return
+		}
+	default:
+		return
+	}
+	o := &Outcome{Job: n, Sent: at, PromptTokens: job.PromptTokens}
+	s.outs = append(s.outs, o)
+	f := &inflight{o: o, s: &Stream{job: job}, arrive: at + s.overhead}
 	f.s.sink = func(ev Event) { s.deliver(f, ev) }
 	s.pending = append(s.pending, f)
 	s.inFlight++

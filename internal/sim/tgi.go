@@ -22,6 +22,9 @@ func init() {
 			x.metric("tgi_queue_size", "gauge", "Current queue size", float64(s.eng.Waiting.Load()))
 			x.metric("tgi_request_generated_tokens_total", "counter", "Generated tokens", float64(s.eng.GenTotal.Load()))
 		},
+		tgiOpenAI:   true,
+		roleEvery:   true,
+		fingerprint: func(s *Server) string { return s.version("3.3.6") + "-native" },
 	})
 }
 
@@ -53,9 +56,10 @@ func (s *Server) tgi(w http.ResponseWriter, r *http.Request, req *nativeRequest,
 		}
 		details = p.Details
 	}
-	// TGI's stream always ends with details; a server without counts
-	// (Wire.OmitUsage) sends them only when asked, as TGI's /generate does.
-	s.serve(w, r, g, &tgiFormat{details: details || (stream && !s.p.Wire.OmitUsage)})
+	// TGI sends details only when asked, on /generate_stream as on
+	// /generate (router/src/server.rs; testdata/wire/tgi-2.0.3-generate-stream.sse
+	// ends with "details": null).
+	s.serve(w, r, g, &tgiFormat{details: details})
 }
 
 type tgiToken struct {

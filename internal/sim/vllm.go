@@ -34,5 +34,6 @@ func init() {
 			s.hist.e2e.write(&x.b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.")
 		},
 		nullLogprobs: true,
+		stopReason:   true,
 	})
 }

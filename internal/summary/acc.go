@@ -131,7 +131,11 @@ func (a *Acc) Add(r *record.Record) {
 		s.GoodputTokS += float64(r.OutputTokens) // divided by the wall time in Stage
 	}
 	s.OutputTokens += r.OutputTokens
-	s.PromptTokens += r.PromptTokens
+	prompt, sent := r.Prompt()
+	s.PromptTokens += prompt
+	if sent {
+		s.PromptSent++
+	}
 	s.CachedTokens += r.CachedTokens
 	s.ReasoningTokens += r.ReasoningTokens
 	switch counted := r.PromptSource == record.SourceUsage; {
@@ -141,6 +145,13 @@ func (a *Acc) Add(r *record.Record) {
 		s.ServerPrompt += r.PromptTokens
 	case !counted && r.AskedPromptSource != record.SourceTokenizer:
 		s.PromptEstimated++
+	}
+	switch r.FinishReason {
+	case "":
+	case "length", "limit", "max_tokens":
+		s.LengthFinished++
+	default:
+		s.EarlyFinished++
 	}
 	s.OutputSources[r.OutputSource]++
 	s.ChunkSources[r.ChunkSource]++

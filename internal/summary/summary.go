@@ -55,6 +55,10 @@ type Stage struct {
 	// PromptEstimated counts ok requests whose prompt length was estimated
 	// by the workload and not counted by the server either.
 	PromptEstimated int `json:"prompt_estimated,omitempty"`
+	// PromptSent counts ok requests whose server sent no prompt count:
+	// their prompt tokens (in PromptTokens and input tok/s) are what
+	// tokperf sent, as its workload counted them (record.Prompt).
+	PromptSent int `json:"prompt_sent,omitempty"`
 
 	AggregateTokS        float64 `json:"aggregate_tok_s"`
 	SteadyTokS           float64 `json:"steady_tok_s"` // 0 when no time had the target in flight
@@ -79,6 +83,12 @@ type Stage struct {
 	// with the one before (one read, read at once): not the client's lag.
 	CoalescedShare   float64 `json:"coalesced_share,omitempty"`
 	MeanOutputTokens float64 `json:"mean_output_tokens"`
+	// LengthFinished and EarlyFinished count ok requests by their finish
+	// reason: ended at the token limit ("length"; llama.cpp's "limit"), or
+	// by another reason the server stated (EOS, a stop string); requests
+	// with none are in neither. The short-output warning reads them.
+	LengthFinished int `json:"length_finished,omitempty"`
+	EarlyFinished  int `json:"early_finished,omitempty"`
 
 	ClientQueue stats.Dist `json:"client_queue_ms"`
 	// ClientWait is the client queue less the time spent opening new

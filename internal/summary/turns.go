@@ -33,7 +33,8 @@ func (a *Acc) turn(r *record.Record, ttft float64) {
 	}
 	t := &a.turns[r.Turn-1]
 	t.ttft = append(t.ttft, ttft)
-	t.prompt += r.PromptTokens
+	prompt, _ := r.Prompt()
+	t.prompt += prompt
 	t.cached += r.CachedTokens
 }
 

@@ -264,9 +264,10 @@ func (b *bpe) pair(l, r int) (rank, id int) {
 	return m.rank, m.id
 }
 
-// byteLevelRunes maps each byte to the character GPT-2's byte-level encoding writes for it:
-// printable Latin-1 bytes stand for themselves, the others for 256 and up, in order.
-var byteLevelRunes, byteLevelBytes = func() ([256]rune, map[rune]byte) {
+// byteLevelBytes maps each character GPT-2's byte-level encoding writes to
+// the byte it stands for: printable Latin-1 bytes stand for themselves, the
+// others for 256 and up, in order.
+var byteLevelBytes = func() map[rune]byte {
 	var runes [256]rune
 	bytes := make(map[rune]byte, 256)
 	n := 0
@@ -279,7 +280,7 @@ var byteLevelRunes, byteLevelBytes = func() ([256]rune, map[rune]byte) {
 		}
 		bytes[runes[i]] = byte(i)
 	}
-	return runes, bytes
+	return bytes
 }()
 
 // fromByteLevel turns a byte-level vocabulary string into the bytes it stands for.

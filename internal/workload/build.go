@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -420,6 +422,13 @@ type Info struct {
 	OwnAnswers    bool
 	Usable        int            // dataset records that passed the filter
 	Skipped       map[string]int // dataset records left out, by reason
+	// Distinct counts a dataset's different prompts among its requests,
+	// and PromptLengths and OutputLengths say how long they and the
+	// lengths the file asks for are (quantiles of tokens), for a verdict
+	// resting on the dataset to say what it had.
+	Distinct      int
+	PromptLengths string
+	OutputLengths string
 }
 
 // Info describes w for a report.
@@ -444,6 +453,7 @@ func (w *Workload) Info() Info {
 	case w.data != nil:
 		in.Source, in.File, in.Format, in.Input = "dataset", w.data.Name, w.data.Format, ""
 		in.Requests, in.Usable, in.Skipped = len(w.data.Items), w.data.Usable, w.data.Skipped
+		in.Distinct, in.PromptLengths, in.OutputLengths = datasetLengths(w.data.Items)
 		in.SharedPrefix = 0
 		for i := range w.data.Items {
 			if it := &w.data.Items[i]; !w.o.OverrideOutput && (it.OutputTokens > 0 || in.Conversations) {
@@ -456,6 +466,35 @@ func (w *Workload) Info() Info {
 		in.Source = "synthetic"
 	}
 	return in
+}
+
+// datasetLengths counts the distinct prompts of items and describes the
+// prompts' lengths and the output lengths the file gives (those it
+// gives), as "p10 12, p50 30, p90 120, max 1400 tokens".
+func datasetLengths(items []Item) (distinct int, prompts, outputs string) {
+	seen := map[string]bool{}
+	var in, out []int
+	for i := range items {
+		it := &items[i]
+		seen[it.Prompt] = true
+		in = append(in, it.PromptTokens)
+		if it.OutputTokens > 0 {
+			out = append(out, it.OutputTokens)
+		}
+	}
+	return len(seen), quantileText(in), quantileText(out)
+}
+
+// quantileText is "p10 a, p50 b, p90 c, max d tokens" of xs (nearest
+// rank), or "" for none.
+func quantileText(xs []int) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	at := func(p float64) int { return xs[int(math.Ceil(p*float64(len(xs))))-1] }
+	return fmt.Sprintf("p10 %d, p50 %d, p90 %d, max %d tokens", at(0.1), at(0.5), at(0.9), xs[len(xs)-1])
 }
 
 // Input is the fixed input length, and whether it is fixed.
