@@ -294,6 +294,7 @@ func TestStarvedSoakNotJudged(t *testing.T) {
 	if _, _, code := runStarved(t, 0, "report", "--strict", file); code != exitWithheld {
 		t.Errorf("report --strict: exit %d, want %d", code, exitWithheld)
 	}
+	args[len(args)-1] = filepath.Join(filepath.Dir(file), "soak-fed.jsonl")
 	out, errw, code = runStarved(t, 10*time.Millisecond, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
