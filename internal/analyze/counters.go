@@ -25,6 +25,10 @@ type Counters struct {
 	// SimSteps and SimLate are the simulated server's engine steps and
 	// the late ones in the window; SimWorst its worst lateness so far (s).
 	SimSteps, SimLate, SimWorst float64
+	// SimLateS is the late steps' lateness summed over the window (s);
+	// SimStepS and SimBusyS the steps' modelled time and the real time
+	// they took (s).
+	SimLateS, SimStepS, SimBusyS float64
 	// HostDropped and HostRetrans are the packets the simulator's machine
 	// dropped at its kernel's input queue and the TCP segments it sent
 	// again, in the window.
@@ -78,6 +82,9 @@ func SummarizeCounters(all []record.ServerSample, n engine.Metrics, from, to tim
 	s.SimSteps, _ = delta(engine.SimSteps)
 	s.SimLate, _ = delta(engine.SimLateSteps)
 	s.SimWorst = last.Values[engine.SimLatenessMax]
+	s.SimLateS, _ = delta(engine.SimLateness)
+	s.SimStepS, _ = delta(engine.SimStepSeconds)
+	s.SimBusyS, _ = delta(engine.SimBusySeconds)
 	s.HostDropped, _ = delta(engine.SimHostDropped)
 	s.HostRetrans, _ = delta(engine.SimHostRetrans)
 	if q, ok := delta(n.CacheQueries); ok && q > 0 {

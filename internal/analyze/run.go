@@ -72,6 +72,10 @@ type Stage struct {
 	summary.Stage
 	Server *ServerReading `json:"server,omitempty"`
 	GPU    *GPUReading    `json:"gpu,omitempty"`
+	// Host is what the client's machine did over the stage (CPU wait,
+	// pressure, steal, the client's own retransmits); absent in files
+	// written before it was read.
+	Host *record.Host `json:"host,omitempty"`
 	// Slices are the stage's time slices (--slice, soak) and Stability
 	// their verdict; absent for a stage not cut into slices.
 	Slices    []record.Slice     `json:"slices,omitempty"`
@@ -135,6 +139,7 @@ type foldStage struct {
 	samples  *Samples
 	metrics  []record.ServerSample
 	gpu      []record.GPUSample
+	host     *record.Host
 }
 
 // NewFold starts the fold of a run with setup, from file (empty for none).
@@ -203,6 +208,26 @@ func (f *Fold) Metrics(samples []record.ServerSample) {
 	}
 }
 
+// Host takes the stages' host readings; each names its stage, and a
+// stage's second reading (a sharded run's other shards) adds to the first.
+func (f *Fold) Host(hs ...record.Host) {
+	for _, h := range hs {
+		s := f.stages[h.Stage]
+		if s == nil {
+			continue
+		}
+		if s.host == nil {
+			s.host = &h
+			continue
+		}
+		s.host.CPURunS += h.CPURunS
+		s.host.CPUWaitS += h.CPUWaitS
+		s.host.Retrans += h.Retrans
+		s.host.PressureS = max(s.host.PressureS, h.PressureS)
+		s.host.Steal = max(s.host.Steal, h.Steal)
+	}
+}
+
 // GPU takes GPU readings; each names its stage.
 func (f *Fold) GPU(samples []record.GPUSample) {
 	for _, g := range samples {
@@ -260,6 +285,7 @@ func (f *Fold) Run() *Run {
 		}
 		st.Server = ServerOf(fs.acc, fs.metrics, names)
 		st.GPU = GPUOf(st.Stage, fs.acc, fs.gpu)
+		st.Host = fs.host
 		if sl := f.slices[i]; len(sl) > 0 {
 			st.Slices = sl
 			v := Stability(sl, time.Duration(f.setup.Load.SliceS*float64(time.Second)))

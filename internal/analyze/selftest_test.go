@@ -39,6 +39,14 @@ func TestSelftestEndsBecause(t *testing.T) {
 			cpus: 2, up: 32,
 			want: []string{"the kernel dropped 27824 packets at its input queue and resent 311 TCP segments", "net.core.netdev_max_backlog"},
 			not:  []string{"steps late"}},
+		{name: "the client's own connections resent segments, the machine more",
+			bad:  SelftestLevel{Streams: 10000, Compared: true, TTFTErr: 0.4, CPU: time.Second, Wall: 10 * time.Second, HostDropped: 27824, HostRetrans: 311, OwnRetrans: 40, OwnRead: true},
+			cpus: 2, up: 32,
+			want: []string{"the client's own connections resent 40 TCP segments", "the machine's kernel dropped 27824 packets", "net.core.netdev_max_backlog"},
+			not:  []string{"311"}},
+		{name: "only other processes resent segments",
+			bad:  SelftestLevel{Streams: 256, Compared: true, HostRetrans: 311, OwnRead: true},
+			cpus: 2, up: 256},
 		{name: "every level accurate", bad: SelftestLevel{Streams: 256, Compared: true}, cpus: 2, up: 256},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,6 +40,14 @@ type ServerReading struct {
 	SimSteps     float64 `json:"sim_steps,omitempty"`
 	SimLateSteps float64 `json:"sim_late_steps,omitempty"`
 	SimWorstS    float64 `json:"sim_worst_lateness_s,omitempty"`
+	// SimLateS is the late steps' lateness summed over the window: as a
+	// share of the window, how far the simulator fell behind its profile.
+	SimLateS float64 `json:"sim_lateness_s,omitempty"`
+	// SimStepS and SimBusyS are the simulator's steps' modelled time in
+	// the window and the real time they took: 1 − SimStepS/SimBusyS is
+	// the share of its profile's pace it lost (Behind).
+	SimStepS float64 `json:"sim_step_s,omitempty"`
+	SimBusyS float64 `json:"sim_busy_s,omitempty"`
 	// HostDropped and HostRetrans are the packets the simulator's machine
 	// dropped at its kernel's input queue and the TCP segments it sent
 	// again in the window (all of the machine's connections).
@@ -48,8 +56,8 @@ type ServerReading struct {
 }
 
 // RetransLimit is how many TCP segments, per request of a stage, the
-// simulator's machine may send again before the stage's percentiles stop
-// describing the server: on loopback a resent segment is a stall of
+// client's own connections may send again before the stage's percentiles
+// stop describing the server: on loopback a resent segment is a stall of
 // 200 ms or more (the minimum retransmission timeout) in one request, and
 // once 1% of requests carry one, a p99 of TTFT or E2E is the kernel's
 // timer.
@@ -60,10 +68,14 @@ const RetransLimit = 0.01
 // (another test, a lost connection elsewhere) as often as to the stage.
 const RetransMin = 10
 
-// kernelStalled says the simulator's machine resent RetransMin segments
-// or more, and more than RetransLimit allows for a stage of n requests.
-func (r *ServerReading) kernelStalled(n int) bool {
-	return r.HostRetrans >= RetransMin && r.HostRetrans > RetransLimit*float64(max(n, 1))
+// Behind is the share of its profile's pace the simulator lost in the
+// window (its steps' real time over their modelled time); false when the
+// file predates the measure.
+func (r *ServerReading) Behind() (float64, bool) {
+	if r.SimBusyS <= 0 || r.SimStepS <= 0 {
+		return 0, false
+	}
+	return max(0, 1-r.SimStepS/r.SimBusyS), true
 }
 
 // SimLateLimit is the share of the simulator's steps that may run late
@@ -93,7 +105,7 @@ func ServerOf(got Received, samples []record.ServerSample, names engine.Metrics)
 	}
 	r := &ServerReading{Samples: t.Samples, From: t.From, To: t.To, MaxRunning: t.MaxRunning, MaxWaiting: t.MaxWaiting,
 		Preemptions: t.Preemptions, PromptTokS: finite(t.PromptTokS), SpecLength: t.SpecLength, SpecRate: t.SpecRate, CacheHitRate: finite(t.CacheHit),
-		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
+		SimSteps: t.SimSteps, SimLateSteps: t.SimLate, SimWorstS: t.SimWorst, SimLateS: t.SimLateS, SimStepS: t.SimStepS, SimBusyS: t.SimBusyS, HostDropped: t.HostDropped, HostRetrans: t.HostRetrans}
 	if names.KV != "" {
 		r.MaxKV = &t.MaxKV
 	}
@@ -150,10 +162,10 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 		warn("starved_simulator", "the simulated server fell behind real time: %.0f of its %.0f engine steps ran late (%.1f%%, the worst by %.0f ms): the figures describe a simulator starved of CPU by other work on this machine, not its profile", r.SimLateSteps, r.SimSteps, 100*r.SimLateSteps/r.SimSteps, 1000*r.SimWorstS)
 	}
 	if r.HostDropped > 0 || r.HostRetrans >= RetransMin {
-		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
-		if r.kernelStalled(s.Requests) {
-			text += fmt.Sprintf(" (%.1f per 100 requests: the p99s are the kernel's retransmission timer)", 100*r.HostRetrans/float64(max(s.Requests, 1)))
-		}
+		// The whole machine's counts: other processes' resends are in them,
+		// so they gate no verdict (the client's own connections' do: the
+		// stage's host reading).
+		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts, other processes' included; the host line says how many were this run's): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
 		warn("kernel_drops", "%s; raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)", text)
 	}
 	if r.CacheHitRate != nil && !c.Reuse {

@@ -74,16 +74,17 @@ func TestServerRateComparison(t *testing.T) {
 }
 
 // The simulator's machine dropping packets or resending segments is
-// warned of, with the share of requests it may have stalled once it is
-// over 1%; a machine that lost nothing says nothing.
+// warned of as the whole machine's counts, never as this run's stalls
+// (other processes' resends are in them); a machine that lost nothing
+// says nothing.
 func TestKernelDrops(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		dropped, retrans float64
 		warn             bool
 		want             string
-	}{{0, 0, false, ""}, {3, 0, true, "dropped 3 packets"}, {0, 9, false, ""}, {0, 12, true, "sent 12 TCP segments again during the stage (the whole machine's counts): on loopback"},
-		{50, 20, true, "(20.0 per 100 requests: the p99s are the kernel's retransmission timer)"}} {
+	}{{0, 0, false, ""}, {3, 0, true, "dropped 3 packets"}, {0, 9, false, ""}, {0, 12, true, "sent 12 TCP segments again during the stage (the whole machine's counts, other processes' included"},
+		{50, 20, true, "dropped 50 packets"}} {
 		r := ServerOf(received{0, 10 * time.Second, 100}, samples(10, 100, func(i int, v map[string]float64) {
 			v[engine.SimHostDropped], v[engine.SimHostRetrans] = 1000+tc.dropped*float64(i)/10, 7+tc.retrans*float64(i)/10
 		}), names)
@@ -93,7 +94,7 @@ func TestKernelDrops(t *testing.T) {
 				got = append(got, w)
 			}
 		}
-		if (len(got) == 1) != tc.warn || tc.warn && !strings.Contains(got[0].Text, tc.want) {
+		if (len(got) == 1) != tc.warn || tc.warn && (!strings.Contains(got[0].Text, tc.want) || strings.Contains(got[0].Text, "the p99s are")) {
 			t.Errorf("%.0f dropped, %.0f resent: warnings %+v, want %v with %q", tc.dropped, tc.retrans, got, tc.warn, tc.want)
 		}
 	}

@@ -92,9 +92,12 @@ func Stability(slices []record.Slice, slice time.Duration) stability.Verdict {
 	in := stability.Input{Slice: slice, Warmup: -1}
 	n := len(slices)
 	agg, ttft, itl, tpot, errs := nan(n), nan(n), nan(n), nan(n), nan(n)
-	mem, gpu := nan(n), nan(n)
-	hasMem, hasGPU := false, false
+	mem, gpu, host := nan(n), nan(n), nan(n)
+	hasMem, hasGPU, hasHost := false, false, false
 	for i, s := range slices {
+		if c, ok := contention(s.Host); ok {
+			host[i], hasHost = c, true
+		}
 		in.At = append(in.At, s.From-slices[0].From)
 		in.Len = append(in.Len, s.Len())
 		if s.Requests > 0 {
@@ -130,7 +133,26 @@ func Stability(slices []record.Slice, slice time.Duration) stability.Verdict {
 	if hasGPU {
 		in.Series = append(in.Series, stability.Series{Name: "GPU memory", Field: "gpu_mem_bytes", Unit: stability.Bytes, Values: gpu})
 	}
+	if hasHost {
+		in.Host = host
+	}
 	return stability.Judge(in)
+}
+
+// contention is a slice's host CPU contention as a share of its time: the
+// machine's CPU pressure (some task waited for a CPU) where the kernel
+// reports it, which a neighbour taking CPU from a server on this machine
+// moves too; else the share of tokperf's own threads' time spent waiting.
+func contention(h *record.Host) (float64, bool) {
+	switch {
+	case h == nil:
+		return 0, false
+	case h.Has("pressure"):
+		return h.PressureShare(), true
+	case h.Has("schedstat"):
+		return h.WaitShare(), true
+	}
+	return 0, false
 }
 
 // scraped reports whether the server's /metrics were read in any slice.

@@ -119,10 +119,12 @@ func (e *Experiment) ComputeVerdicts() *Verdicts {
 }
 
 // flawsOf is why the runs named by rests (CONFIG/sweep, CONFIG/workload
-// NAME, CONFIG/soak) cannot carry a verdict: each flawed stage's reason and
-// what to do; "" when every stage they hold was measured validly.
+// NAME, CONFIG/soak) cannot carry a verdict, in one line: the largest
+// measured cause, and how many runs more have one; "" when no flaw of
+// theirs could change it.
 func (e *Experiment) flawsOf(rests []string) string {
 	var why []string
+	worst, size := "", -1.0
 	for _, name := range rests {
 		r := e.runOf(name)
 		if r == nil {
@@ -132,11 +134,20 @@ func (e *Experiment) flawsOf(rests []string) string {
 		for _, s := range r.Stages {
 			labels = append(labels, Label(s.Stage))
 		}
-		if b := basis(flaws(r), labels); !b.Judged() {
-			why = append(why, name+": "+b.Withheld)
+		if b := bounded(flaws(r), labels, within(DefaultTolerance)); !b.Judged() {
+			why = append(why, name)
+			if b.Size > size {
+				worst, size = name+": "+b.Withheld, b.Size
+			}
 		}
 	}
-	return strings.Join(why, "; ")
+	switch len(why) {
+	case 0:
+		return ""
+	case 1:
+		return worst
+	}
+	return fmt.Sprintf("%s (and %d more: %s)", worst, len(why)-1, strings.Join(slices.DeleteFunc(why, func(n string) bool { return strings.HasPrefix(worst, n+": ") }), ", "))
 }
 
 // runOf is the run a name of RestsOn (CONFIG/sweep, CONFIG/workload NAME,

@@ -425,6 +425,17 @@ func (b *Backend) Route() string { return b.proto.route() }
 // Close releases idle connections.
 func (b *Backend) Close() { b.t.closeIdle() }
 
+// Retransmits are the TCP segments the client's own connections sent
+// again so far, read from each connection's TCP_INFO as its request ended;
+// false where none could be read (net/http's connections, not Linux).
+func (b *Backend) Retransmits() (int64, bool) {
+	t, ok := b.t.(*leanTransport)
+	if !ok || !t.h1.tcpInfo.Load() {
+		return 0, false
+	}
+	return t.h1.retrans.Load(), true
+}
+
 // Do sends req and fills rec; it never returns an error: failures are the
 // record's status.
 func (b *Backend) Do(ctx context.Context, clock record.Clock, req record.Request, rec *record.Record) {
@@ -679,6 +690,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 		}
 		if err != nil {
 			stop()
+			t.h1.noteRetrans(c)
 			c.nc.Close()
 			// A kept-alive connection the server closed fails before any
 			// response byte: safe to retry once on a new one (servers close
@@ -700,6 +712,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 				c.nc.SetReadDeadline(time.Now().Add(drainTime))
 				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))
 			}
+			t.h1.noteRetrans(c)
 			if stop() && reuse && rb.Done() && !h.close {
 				c.nc.SetReadDeadline(time.Time{})
 				t.h1.put(c)

@@ -49,6 +49,24 @@ type h1Client struct {
 	// request dials a new connection and no connection is kept.
 	closedKept, reused atomic.Int64
 	unkept             atomic.Bool
+
+	// retrans sums the TCP segments this client's connections sent again,
+	// read from TCP_INFO as each request ends; tcpInfo says one was read.
+	retrans atomic.Int64
+	tcpInfo atomic.Bool
+}
+
+// noteRetrans adds what c resent since its last request ended.
+func (h *h1Client) noteRetrans(c *h1Conn) {
+	n, ok := retransOf(c.nc)
+	if !ok {
+		return
+	}
+	h.tcpInfo.Store(true)
+	if d := int64(n) - int64(c.retrans); d > 0 {
+		h.retrans.Add(d)
+	}
+	c.retrans = n
 }
 
 // unkeptAfter is how many kept-alive connections found closed, with none
@@ -108,6 +126,7 @@ type h1Conn struct {
 	// When that read began and the one before it ended (without stamp).
 	readBegan, readBefore time.Time
 	idleAt                time.Time
+	retrans               uint32 // TCP_INFO's total_retrans when last read
 }
 
 // arrivedAt is when the bytes read last reached this machine: the

@@ -164,13 +164,14 @@ func kernelTime(b []byte) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (c *stampConn) Write(p []byte) (int, error)        { return c.tcp.Write(p) }
-func (c *stampConn) Close() error                       { return c.tcp.Close() }
-func (c *stampConn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
-func (c *stampConn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
-func (c *stampConn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
-func (c *stampConn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
-func (c *stampConn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+func (c *stampConn) Write(p []byte) (int, error)           { return c.tcp.Write(p) }
+func (c *stampConn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
+func (c *stampConn) Close() error                          { return c.tcp.Close() }
+func (c *stampConn) LocalAddr() net.Addr                   { return c.tcp.LocalAddr() }
+func (c *stampConn) RemoteAddr() net.Addr                  { return c.tcp.RemoteAddr() }
+func (c *stampConn) SetDeadline(t time.Time) error         { return c.tcp.SetDeadline(t) }
+func (c *stampConn) SetReadDeadline(t time.Time) error     { return c.tcp.SetReadDeadline(t) }
+func (c *stampConn) SetWriteDeadline(t time.Time) error    { return c.tcp.SetWriteDeadline(t) }
 
 // closedByPeer reports whether an idle connection was closed by the
 // server (or holds bytes no request asked for): one peek that never

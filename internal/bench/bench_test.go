@@ -64,6 +64,11 @@ func TestSweepModelEqualsFile(t *testing.T) {
 	if live.Verdict == nil || live.Integrity.Interrupted || !live.Integrity.Ended {
 		t.Errorf("verdict %v, integrity %+v", live.Verdict, live.Integrity)
 	}
+	for _, s := range live.Stages {
+		if s.Host != nil {
+			t.Errorf("C=%d: a virtual run read the machine: %+v", s.Concurrency, *s.Host)
+		}
+	}
 	saved, err := ReadRun(context.Background(), live.File, false)
 	if err != nil {
 		t.Fatal(err)
@@ -381,5 +386,42 @@ func TestSimHostCounters(t *testing.T) {
 	}
 	if (*Env)(nil).simHost() != nil || (&Env{}).simHost() != nil {
 		t.Error("over real sockets the simulator does not read the machine's counters")
+	}
+}
+
+// Over real sockets each stage records what the host did to the run: its
+// threads' CPU time and wait, and the retransmits of the client's own
+// connections (TCP_INFO, read as each request ends), in the model and
+// the file alike; on a virtual network (TestSweepModelEqualsFile) none.
+//
+// Serial: real time over loopback; it reads this process's own CPU wait.
+func TestStageHostReading(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc and TCP_INFO are Linux's")
+	}
+	dir := t.TempDir()
+	cfg := tinySweep(dir, 1, 4)
+	cfg.Load.Requests = 8
+	live, err := Sweep(context.Background(), cfg, &Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range live.Stages {
+		h := s.Host
+		if h == nil {
+			t.Fatalf("C=%d: no host reading", s.Concurrency)
+		}
+		if !h.Has("schedstat") || !h.Has("tcp_info") || h.CPURunS <= 0 || h.To <= h.From {
+			t.Errorf("C=%d: host %+v, want this process's CPU time and its connections' TCP_INFO read", s.Concurrency, *h)
+		}
+	}
+	saved, err := ReadRun(context.Background(), live.File, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range live.Stages {
+		if d := cmp.Diff(live.Stages[i].Host, saved.Stages[i].Host); d != "" {
+			t.Errorf("C=%d: the file's host reading differs (-live +file):\n%s", live.Stages[i].Concurrency, d)
+		}
 	}
 }

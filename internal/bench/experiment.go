@@ -236,6 +236,11 @@ func ReadRepeats(ctx context.Context, paths []string, samples bool) (*analyze.Ru
 		}
 		fold.Metrics(ms)
 		fold.GPU(gs)
+		hs := r.Hosts()
+		for i := range hs {
+			hs[i].Stage += k * levels
+		}
+		fold.Host(hs...)
 	}
 	fold.Integrity(false, true, false)
 	return fold.Run(), nil
@@ -541,6 +546,7 @@ func readFoldEach(ctx context.Context, path string, samples bool, each func(*res
 	fold.Metrics(r.Metrics())
 	fold.GPU(r.GPU())
 	fold.Slices(r.Slices())
+	fold.Host(r.Hosts()...)
 	end := r.End()
 	fold.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
 	fold.Duplicates(r.Duplicates())

@@ -153,8 +153,12 @@ func (st *selftest) level(ctx context.Context, i, c int) (analyze.SelftestLevel,
 	peak := resetPeakRSS()
 	lateBefore, _ := telemetry.Scrape(ctx, client, backend.Under(url, "/metrics"), engine.Metrics{})
 	cpu0, sim0, wall0 := cpuTime(), st.simCPU(), time.Now()
+	rt0, _ := b.Retransmits()
 	recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: perStream * c, Timeout: 5 * time.Minute})
 	l := analyze.SelftestLevel{Streams: c, OfferedTokS: float64(c) * cfg.StreamRate, CPU: cpuTime() - cpu0, RSSMB: rssMB(), Wall: time.Since(wall0)}
+	if rt1, ok := b.Retransmits(); ok {
+		l.OwnRetrans, l.OwnRead = rt1-rt0, true
+	}
 	if sim1 := st.simCPU(); sim0 > 0 && sim1 > sim0 {
 		l.SimCPU = sim1 - sim0
 	}

@@ -28,6 +28,7 @@ type slicing struct {
 	progress io.Writer
 	label    string
 	done     func(record.Slice) // told each slice written; nil: none
+	host     *hostMeter
 	count    int
 	// carry are samples taken at or after the last slice's end: they
 	// belong to the next (a scrape at the very moment a slice ends counts
@@ -99,6 +100,9 @@ func (s *slicing) end(to time.Duration) {
 		}
 	}
 	line := s.sl.Close(to, metrics, gpu, s.names)
+	if h, ok := s.host.take(line.Stage, to); ok {
+		line.Host = &h
+	}
 	s.next += s.length
 	early := s.early
 	s.early = nil

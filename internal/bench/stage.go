@@ -34,6 +34,7 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 		s.cfg.Prompts.Prepare(s.r.Next(), prepared(p.Warmup+p.Requests, s.r.Shards))
 	}
 	start := s.clock.Now()
+	meter := meterHost(s.env, s.b, start)
 	// The stage's figures are built as requests finish; the records
 	// themselves live only in the result file.
 	s.fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
@@ -45,7 +46,7 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 		// Only the current slice's requests are kept; the stage's own
 		// figures are read back from the file at the end.
 		sliced = startSlicing(p.Index, p.Concurrency, s.cfg.Load.Slice, start, s.setup.SLO, &slicing{clock: s.clock, file: s.file, watch: watch, gpus: s.gpus,
-			names: s.names, progress: s.progress, label: label, done: s.env.sliceDone()})
+			names: s.names, progress: s.progress, label: label, done: s.env.sliceDone(), host: meterHost(s.env, s.b, start)})
 		each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
 	}
 	if s.virt != nil {
@@ -60,6 +61,10 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 		sliced.finish(s.clock.Now())
 	}
 	s.readings(p.Index, start, watch)
+	if h, ok := meter.take(p.Index, s.clock.Now()); ok {
+		s.file.keep(s.file.w.WriteHost(h))
+		s.fold.Host(h)
+	}
 	if sliced != nil {
 		fmt.Fprintf(s.progress, "%s: %d slices\n", label, sliced.count)
 		return

@@ -178,7 +178,13 @@ func (t *twinFeed) attach(run *analyze.Run) {
 	m.Predicted = f.Predict(append(beyond, suggest...), sizedLike(run.Setup.Load, run.Stages))
 	run.GateTwin(m)
 	run.Twin = m
-	if q := analyze.Quote(m.Predicted[len(beyond):]); q != "" && quotable(m) {
+	switch q := analyze.Quote(m.Predicted[len(beyond):]); {
+	case q == "" || !quotable(m):
+		// Nothing to quote, or a twin fitted to too few levels.
+	case !m.Basis.Judged():
+		// The verdict may stand within a bound the twin's fit cannot.
+		v.Text += "; the twin's prediction is " + analyze.NotJudged(m.Basis.Withheld)
+	default:
 		v.Text += "; " + q + unpinned(m, m.Predicted[len(beyond):])
 	}
 }

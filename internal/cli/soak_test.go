@@ -25,7 +25,7 @@ func TestVirtualSoak(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
 	golden(t, "soak-degrading.stdout", out)
-	for _, want := range []string{"C=4: 17 time slices of 1m0s", "stability C=4: degrading: ", "at 8m (change point", "server memory +2.00 GB/h", "(change point, 8.0 tok/s → 5.3 tok/s)"} {
+	for _, want := range []string{"C=4: 17 time slices of 1m0s", "stability C=4: degrading: ", "at 8m (change point", "server memory +0.47 GB over 14m [0.47, 0.47]", "(change point, 8.0 tok/s → 5.3 tok/s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the soak's report lacks %q", want)
 		}

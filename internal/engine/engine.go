@@ -214,6 +214,16 @@ const (
 	SimSteps       = "tokperf_sim_steps_total"
 	SimLateSteps   = "tokperf_sim_late_steps_total"
 	SimLatenessMax = "tokperf_sim_lateness_seconds_max"
+	// SimLateness is the late steps' lateness summed, in seconds: over a
+	// window, the share of it by which the simulator fell behind its
+	// profile's pace (the bound a starved stage is judged with).
+	SimLateness = "tokperf_sim_lateness_seconds_total"
+	// SimStepSeconds and SimBusySeconds are the steps' modelled time and
+	// the real time they took: over a window, 1 − Δstep/Δbusy is the share
+	// of its pace the simulator lost (the bound a starved stage is judged
+	// with).
+	SimStepSeconds = "tokperf_sim_step_seconds_total"
+	SimBusySeconds = "tokperf_sim_busy_seconds_total"
 	// SimHostDropped and SimHostRetrans are the simulator's machine's
 	// packets dropped at the kernel's input queue and TCP segments sent
 	// again (package netstat): on loopback each is a stall of 200 ms or

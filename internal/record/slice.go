@@ -39,6 +39,9 @@ type Slice struct {
 	// in use on all of them together, and their mean power together.
 	GPUMemMiB float64 `json:"gpu_mem_mib,omitempty"`
 	GPUPowerW float64 `json:"gpu_power_w,omitempty"`
+	// Host is what the client's machine did over the slice (absent in
+	// files written before it was read).
+	Host *Host `json:"host,omitempty"`
 }
 
 // SliceDist is a slice's distribution of a latency: its size, median and

@@ -517,6 +517,9 @@ func Text(w io.Writer, r *analyze.Run) {
 		if s.GPU != nil {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
 		}
+		if s.Host != nil {
+			fmt.Fprintln(w, HostLine(s.Stage, s.Host))
+		}
 	}
 	for _, s := range r.Stages {
 		Slices(w, s)
@@ -536,8 +539,34 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, "scaling: "+step.Text)
 		}
 		fmt.Fprintln(w, "verdict: "+verdict.Text)
+		if b := verdict.Basis; b != nil && b.Detail != "" {
+			fmt.Fprintln(w, "withheld for: "+b.Detail)
+		}
 	}
 	TwinChecked(w, r.Twin)
+}
+
+// HostLine is what the client's machine did over a stage: "C=8: host:
+// tokperf waited 12.0% of its CPU time for a CPU, CPU pressure 40% of the
+// time, no steal, 0 TCP segments resent by its connections".
+func HostLine(s summary.Stage, h *record.Host) string {
+	var parts []string
+	if h.Has("schedstat") {
+		parts = append(parts, fmt.Sprintf("tokperf waited %.1f%% of its CPU time for a CPU", 100*h.WaitShare()))
+	}
+	if h.Has("pressure") {
+		parts = append(parts, fmt.Sprintf("CPU pressure %.0f%% of the time", 100*h.PressureShare()))
+	}
+	if h.Has("stat") {
+		parts = append(parts, fmt.Sprintf("steal %.1f%%", 100*h.Steal))
+	}
+	if h.Has("tcp_info") {
+		parts = append(parts, fmt.Sprintf("%d TCP segments resent by its connections", h.Retrans))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "not read")
+	}
+	return fmt.Sprintf("%s: host: %s", analyze.Label(s), strings.Join(parts, ", "))
 }
 
 // ServerReadingLine is the one-line reading of a stage's /metrics.

@@ -104,6 +104,22 @@ func (w *Writer) WriteSlice(s record.Slice) error {
 	return w.err
 }
 
+// hostLine is what the machine did over one stage (record.Host).
+type hostLine struct {
+	Type string `json:"type"` // "host"
+	record.Host
+}
+
+// WriteHost appends a stage's host reading.
+func (w *Writer) WriteHost(h record.Host) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.line(hostLine{Type: "host", Host: h})
+	}
+	return w.err
+}
+
 // End is the last line of a run that ended normally or by interrupt.
 type End struct {
 	Type        string `json:"type"` // "end"
@@ -435,6 +451,7 @@ type Reader struct {
 	metrics    []record.ServerSample
 	gpu        []record.GPUSample
 	slices     []record.Slice
+	hosts      []record.Host
 	starts     []StageStart
 	// skipped counts lines that are not JSON in a file written to
 	// stdout; text is the first line before the header that is not
@@ -465,6 +482,10 @@ const (
 
 // Slices are the time slices read so far.
 func (r *Reader) Slices() []record.Slice { return r.slices }
+
+// Hosts are the stages' host readings read so far (none in files written
+// before they were taken).
+func (r *Reader) Hosts() []record.Host { return r.hosts }
 
 // GPU are the GPU readings read so far.
 func (r *Reader) GPU() []record.GPUSample { return r.gpu }
@@ -615,6 +636,17 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			r.slices = append(r.slices, sl.Slice)
+		case "host":
+			var h hostLine
+			if err := json.Unmarshal(b, &h); err != nil {
+				r.err = fmt.Errorf("%s line %d: host: %v", r.name, r.lineNo, err)
+				return false
+			}
+			if h.Stage < 0 || h.To < h.From || h.CPURunS < 0 || h.CPUWaitS < 0 || h.PressureS < 0 || h.Retrans < 0 || h.Steal < 0 || h.Steal > 1 {
+				r.err = fmt.Errorf("%s line %d: host: stage %d: a negative or inverted reading (from_ns %d, to_ns %d)", r.name, r.lineNo, h.Stage, h.From, h.To)
+				return false
+			}
+			r.hosts = append(r.hosts, h.Host)
 		case "stage":
 			var st stageLine
 			if err := json.Unmarshal(b, &st); err != nil {

@@ -168,6 +168,8 @@ func (m *merger) add(ctx context.Context, i int, f *shardFile) error {
 	}
 	own.Metrics(r.Metrics())
 	own.GPU(r.GPU())
+	own.Host(r.Hosts()...)
+	m.fold.Host(r.Hosts()...)
 	end := r.End()
 	own.Integrity(r.Truncated(), end != nil, end != nil && end.Interrupted)
 	own.Duplicates(r.Duplicates())

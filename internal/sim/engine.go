@@ -131,6 +131,11 @@ type Engine struct {
 	// Steps run, and how many of them, how long in all and how long at
 	// worst ended late (see Lateness).
 	steps, lateSteps, lateNanos, worstNanos atomic.Int64
+	// plannedNanos sums the steps' modelled times and ranNanos the real
+	// time they took, each from the end of the one before (or its plan,
+	// after an idle engine): ran over planned is how far the engine fell
+	// behind its profile's pace, tolerated lateness and all.
+	plannedNanos, ranNanos atomic.Int64
 
 	// stall, when set, runs after each step's timer fires: tests use it to
 	// starve the engine as a busy machine would.
@@ -148,6 +153,10 @@ type Lateness struct {
 	Late  int64         // steps that ended late
 	Total time.Duration // lateness summed over the late steps
 	Worst time.Duration // the latest step's lateness
+	// Planned is the steps' modelled time summed, Ran the real time they
+	// took: 1 − Planned/Ran is the share of the time the engine lost to
+	// a machine that did not give it the CPU when its schedule said.
+	Planned, Ran time.Duration
 }
 
 // LateTolerance is how long after its deadline a step of time d may end
@@ -164,6 +173,9 @@ func (e *Engine) Lateness() Lateness {
 		Late:  e.lateSteps.Load(),
 		Total: time.Duration(e.lateNanos.Load()),
 		Worst: time.Duration(e.worstNanos.Load()),
+
+		Planned: time.Duration(e.plannedNanos.Load()),
+		Ran:     time.Duration(e.ranNanos.Load()),
 	}
 }
 
@@ -225,13 +237,13 @@ func (e *Engine) Run(ctx context.Context) {
 	// Steps end on a schedule of their own: a step that ended late (timers
 	// oversleep by a fraction of a millisecond) shortens the next, so the
 	// engine keeps its modelled pace in real time. Catch-up is bounded.
-	var planned time.Time
+	var planned, ended time.Time // ended: the last step's end while busy
 	const maxCatchUp = 5 * time.Millisecond
 	for {
 		now := time.Now()
 		b.admit(now, e.p.Degrade.kvTokens(e.p.KVTokens, now.Sub(e.start)))
 		if len(b.running) == 0 {
-			planned = time.Time{}
+			planned, ended = time.Time{}, time.Time{}
 			select {
 			case s := <-e.in:
 				b.queue(s)
@@ -248,6 +260,10 @@ func (e *Engine) Run(ctx context.Context) {
 			dur = time.Duration(float64(dur)*d.stepFactor(elapsed)) + d.stallLeft(elapsed)
 		}
 		base := time.Now()
+		from := base
+		if !ended.IsZero() {
+			from = ended
+		}
 		if floor := base.Add(-maxCatchUp); planned.After(floor) {
 			base = planned
 		}
@@ -272,6 +288,9 @@ func (e *Engine) Run(ctx context.Context) {
 		}
 		now = time.Now()
 		e.steps.Add(1)
+		e.plannedNanos.Add(int64(dur))
+		e.ranNanos.Add(int64(now.Sub(from)))
+		ended = now
 		if behind := now.Sub(planned); behind > LateTolerance(dur) {
 			e.late(behind, b.running)
 		}

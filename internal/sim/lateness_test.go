@@ -13,7 +13,9 @@ import (
 )
 
 // A starved engine (each step's wake-up 5 ms late, as on a machine whose
-// cores are busy) counts every step late; a healthy one counts none.
+// cores are busy) counts every step late; a healthy one counts none. The
+// real time the steps took is their modelled time plus what the stalls
+// cost the engine's pace.
 func TestLatenessCountsStarvedSteps(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -40,9 +42,14 @@ func TestLatenessCountsStarvedSteps(t *testing.T) {
 				if l.Steps != 20 {
 					t.Errorf("%d steps, want 20 (one prefill, 19 decodes)", l.Steps)
 				}
-				want := Lateness{Steps: 20}
+				// The pace lost: every stall of a starved engine; of stalls
+				// the schedule catches up on (under 5 ms), only the last.
+				want := Lateness{Steps: 20, Planned: l.Planned, Ran: l.Planned + tc.stall}
 				if tc.late {
-					want = Lateness{Steps: 20, Late: 20, Total: 20 * tc.stall, Worst: tc.stall}
+					want = Lateness{Steps: 20, Late: 20, Total: 20 * tc.stall, Worst: tc.stall, Planned: l.Planned, Ran: l.Planned + 20*tc.stall}
+				}
+				if l.Planned <= 0 {
+					t.Errorf("no modelled step time: %+v", l)
 				}
 				if l != want {
 					t.Errorf("lateness %+v, want %+v", l, want)
@@ -65,8 +72,13 @@ func TestLatenessReported(t *testing.T) {
 		if l := s.Lateness(); l.Steps != 5 || l.Late != 5 || l.Worst != 10*time.Millisecond {
 			t.Errorf("Server.Lateness %+v, want 5 steps, all 10 ms late", l)
 		}
+		// Each step took its modelled time and the 10 ms stall: the pace
+		// lost is the stalls' share of the time the steps took.
+		if l := s.Lateness(); l.Planned <= 0 || l.Ran-l.Planned != 50*time.Millisecond {
+			t.Errorf("Server.Lateness %+v, want the steps' real time 50 ms over their modelled time", l)
+		}
 		_, _, m := do(t, c, "GET", "/metrics", "")
-		for _, line := range []string{"tokperf_sim_steps_total 5\n", "tokperf_sim_late_steps_total 5\n", "tokperf_sim_lateness_seconds_total 0.05\n", "tokperf_sim_lateness_seconds_max 0.01\n"} {
+		for _, line := range []string{"tokperf_sim_steps_total 5\n", "tokperf_sim_late_steps_total 5\n", "tokperf_sim_lateness_seconds_total 0.05\n", "tokperf_sim_lateness_seconds_max 0.01\n", "tokperf_sim_busy_seconds_total "} {
 			if !strings.Contains(string(m), line) {
 				t.Errorf("/metrics lacks %q", line)
 			}

@@ -75,6 +75,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("tokperf_sim_late_steps_total", "counter", "Simulator steps that ended more than max(2 ms, step/5) after their deadline.", float64(l.Late))
 	metric("tokperf_sim_lateness_seconds_total", "counter", "Lateness summed over the late steps.", l.Total.Seconds())
 	metric("tokperf_sim_lateness_seconds_max", "gauge", "The latest step's lateness.", l.Worst.Seconds())
+	metric("tokperf_sim_step_seconds_total", "counter", "The steps' modelled time summed.", l.Planned.Seconds())
+	metric("tokperf_sim_busy_seconds_total", "counter", "The real time the steps took, each from the end of the one before.", l.Ran.Seconds())
 	// And its machine's: packets its kernel dropped or resent stalled
 	// requests on the way, however well the engine kept time.
 	if k, ok := s.host(); ok {

@@ -30,5 +30,5 @@ func ExampleJudge() {
 	}})
 	fmt.Println(v.Text)
 	// Output:
-	// degrading: aggregate +0.0 %/h [+0.0, +0.0]; p99 TTFT +41% at 35m (change point, 1.21 s → 1.71 s); server memory +1.00 GB/h [1.00, 1.00] (57 slices, 3 warm-up slices left out)
+	// degrading: aggregate +0.0% over 56m [+0.0%, +0.0%]; p99 TTFT +41% at 35m (change point, 1.21 s → 1.71 s); server memory +0.93 GB over 56m [0.93, 0.93] (57 slices, 3 warm-up slices left out)
 }

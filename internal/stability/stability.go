@@ -9,12 +9,13 @@
 // were measured.
 //
 //	v := stability.Judge(stability.Input{Slice: time.Minute, At: starts, Series: series})
-//	fmt.Println(v.Text) // "stable: aggregate −0.3 %/h [−0.9, +0.4], …"
+//	fmt.Println(v.Text) // "stable: aggregate −0.3% over 2h [−0.9%, +0.4%], …"
 package stability
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,6 +79,11 @@ type Input struct {
 	// the first slice or the first 5% of them, whichever is more.
 	Warmup int
 	Series []Series
+	// Host is, per slice, the share of the time the machine's CPUs were
+	// contended (how long some task, tokperf's or another's, waited for
+	// one), NaN where unknown; nil: not measured. A change point at which
+	// it changes by HostShiftMin or more is the host's, not the server's.
+	Host []float64
 	// Unread says, a phrase each, which figures were not read at all and
 	// why ("server memory not read (…): a leak would not show"): the
 	// verdict says so rather than stay silent, which would read as "no
@@ -101,15 +107,29 @@ type Figure struct {
 	PerH      float64 `json:"per_h"`
 	PerHLo    float64 `json:"per_h_lo"`
 	PerHHi    float64 `json:"per_h_hi"`
+	// SpanS is the measured span, from the first measured slice's middle
+	// to the last's, in seconds: the text says each trend as its move over
+	// it (rate × span), in the figure's one unit, not per hour or minute.
+	SpanS float64 `json:"span_s"`
 	// Changes are the change points the data chose over a smooth drift
 	// (a line or a parabola), kept only when one shifts the level by
 	// ShiftMin or more (State "shift").
 	Changes []Change `json:"changes,omitempty"`
-	// State is flat, drift (the trend), shift (a change point) or growth
-	// (memory); Worse says whether the move is for the worse.
+	// State is flat, drift (the trend), shift (a change point), growth
+	// (memory) or host (a change point that came with a change in the
+	// host's CPU contention: the host's, not the server's); Worse says
+	// whether the move is for the worse.
 	State string `json:"state"`
 	Worse bool   `json:"worse"`
+	// HostBefore and HostAfter are the host's CPU contention (the share of
+	// the time) before and after the change point of a State host.
+	HostBefore float64 `json:"host_before,omitempty"`
+	HostAfter  float64 `json:"host_after,omitempty"`
 }
+
+// HostShiftMin is how much the host's CPU contention (a share of the
+// time) must change at a change point for the point to be the host's.
+const HostShiftMin = 0.10
 
 // Change is a shift of level at a slice.
 type Change struct {
@@ -174,6 +194,7 @@ func Judge(in Input) Verdict {
 			continue
 		}
 		f := judge(s, x, y, at, idx)
+		in.attribute(&f, idx)
 		if span := x[len(x)-1] - x[0]; loose == "" && f.Field == "aggregate_tok_s" && f.State == "flat" {
 			// Stable is a finding: the interval must rule out a large
 			// drift over the run (StableWithin), not merely include none.
@@ -182,7 +203,7 @@ func Judge(in Input) Verdict {
 				loose = fmt.Sprintf("%s could have moved %+.0f%% to %+.0f%% over the %s measured (95%% interval); stable needs both within ±%.0f%%", f.Name, lo, hi, At(time.Duration(span*float64(time.Hour))), 100*StableWithin)
 			}
 		}
-		if f.State != "flat" {
+		if f.State != "flat" && f.State != "host" {
 			if f.Worse {
 				worse = true
 			} else {
@@ -207,6 +228,41 @@ func Judge(in Input) Verdict {
 	return v
 }
 
+// attribute gives a shifted figure's biggest change point to the host
+// when the host's CPU contention changed by HostShiftMin or more between
+// the segments either side of it (idx are the slices the figure read).
+func (in Input) attribute(f *Figure, idx []int) {
+	if f.State != "shift" || in.Host == nil {
+		return
+	}
+	c := f.biggest()
+	k := slices.Index(idx, c.Slice)
+	if k < 0 {
+		return
+	}
+	from, to := 0, len(idx)
+	for _, o := range f.Changes {
+		if j := slices.Index(idx, o.Slice); j >= 0 && j < k {
+			from = max(from, j)
+		} else if j > k {
+			to = min(to, j)
+		}
+	}
+	level := func(a, b int) float64 {
+		var h []float64
+		for _, i := range idx[a:b] {
+			if i < len(in.Host) && !math.IsNaN(in.Host[i]) {
+				h = append(h, in.Host[i])
+			}
+		}
+		return sortedMedian(h)
+	}
+	before, after := level(from, k), level(k, to)
+	if math.Abs(after-before) >= HostShiftMin {
+		f.State, f.Worse, f.HostBefore, f.HostAfter = "host", false, before, after
+	}
+}
+
 func (in Input) length(i int) time.Duration {
 	if in.Len != nil {
 		return in.Len[i]
@@ -224,6 +280,7 @@ func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 		f.PctPerH, f.PctPerHLo, f.PctPerHHi = 100*t.Slope/math.Abs(f.Level), 100*t.Lo/math.Abs(f.Level), 100*t.Hi/math.Abs(f.Level)
 	}
 	span := x[len(x)-1] - x[0]
+	f.SpanS = span * 3600
 	lowerBetter := s.Unit != TokS
 	// The decision takes the 99% interval: five figures judged at 95% each
 	// would call one steady run in five unstable.
@@ -268,7 +325,11 @@ func judge(s Series, x, y []float64, at []time.Duration, idx []int) Figure {
 			f.Changes = nil // too small to be a shift: the trend says it
 		}
 	}
-	if excludesZero && math.Abs(f.PctPerH)*span >= 100*DriftMin {
+	// A drift is a move of DriftMin or more over the span that the 99%
+	// interval holds at its near end: an interval that merely excludes
+	// zero (a soak of seconds, its slices' p99 a few dozen requests each)
+	// would call a transient of a few percent a server degrading.
+	if excludesZero && math.Min(math.Abs(wide.Lo), math.Abs(wide.Hi))*span >= DriftMin*math.Abs(f.Level) {
 		f.State, f.Worse = "drift", (t.Slope > 0) == lowerBetter
 	}
 	return f
@@ -308,38 +369,48 @@ func (v *Verdict) text() string {
 	return fmt.Sprintf("%s: %s (%d slices, %s)", v.Kind, strings.Join(parts, "; "), v.Measured, v.excluded())
 }
 
-// Text is the figure's phrase: "aggregate −0.3 %/h [−0.9, +0.4]",
+// Text is the figure's phrase, each trend as its move over the measured
+// span with the move's 95% interval: "aggregate −0.3% over 7m [−0.9, +0.4]",
 // "p99 TTFT +41% at 35m (change point, 1.21 s → 1.71 s)",
-// "server memory +1.3 GB/h [1.2, 1.4]", "p99 ITL flat".
+// "server memory +1.30 GB over 1h [1.20, 1.40]", "p99 ITL flat".
 func (f Figure) Text() string {
 	switch {
 	case f.Unit == Bytes && f.State == "flat":
 		return f.Name + " flat"
 	case f.Unit == Bytes:
-		return fmt.Sprintf("%s %s/h [%s, %s]", f.Name, gb(f.PerH, true), gb(f.PerHLo, false), gb(f.PerHHi, false))
+		h := f.SpanS / 3600
+		return fmt.Sprintf("%s %s over %s [%s, %s]", f.Name, gb(f.PerH*h, true), f.span(), gb(f.PerHLo*h, false), gb(f.PerHHi*h, false))
 	case f.State == "shift":
 		c := f.biggest()
 		return fmt.Sprintf("%s %+.0f%% at %s (change point, %s → %s)", f.Name, c.Pct, At(c.At), value(c.Before, f.Unit), value(c.After, f.Unit))
+	case f.State == "host":
+		c := f.biggest()
+		return fmt.Sprintf("%s %+.0f%% at %s with the host, not the server (CPU contended %.0f%% → %.0f%% of the time)", f.Name, c.Pct, At(c.At), 100*f.HostBefore, 100*f.HostAfter)
 	case f.State == "drift", f.Field == "aggregate_tok_s":
 		// The throughput's trend is said even when flat: it is the headline.
-		return f.Name + " " + f.rate()
+		return f.Name + " " + f.move()
 	}
 	return f.Name + " flat"
 }
 
-// rate is the trend with its interval, per hour, or per minute when it
-// moves a figure by PerMinuteFrom % an hour or more (a run of minutes):
-// "+1.3 %/h [+0.9, +1.7]", "-2.56 %/min [-2.71, -2.42]".
-func (f Figure) rate() string {
-	if math.Abs(f.PctPerH) >= PerMinuteFrom {
-		return fmt.Sprintf("%+.2f %%/min [%+.2f, %+.2f]", f.PctPerH/60, f.PctPerHLo/60, f.PctPerHHi/60)
-	}
-	return fmt.Sprintf("%+.1f %%/h [%+.1f, %+.1f]", f.PctPerH, f.PctPerHLo, f.PctPerHHi)
+// move is the trend as the share it moved the figure over the measured
+// span, with its 95% interval: "+9.8% over 18s [+6.1, +64]".
+func (f Figure) move() string {
+	h := f.SpanS / 3600
+	return fmt.Sprintf("%s over %s [%s, %s]", signed(f.PctPerH*h), f.span(), signed(f.PctPerHLo*h), signed(f.PctPerHHi*h))
 }
 
-// PerMinuteFrom is the trend, in % an hour, from which it is said per
-// minute: a figure that moves 60% an hour reads better as 1 %/min.
-const PerMinuteFrom = 60
+// span is the measured span as a report prints it: "18s", "7m", "1h05m".
+func (f Figure) span() string { return At(time.Duration(f.SpanS * float64(time.Second))) }
+
+// signed is a share in percent with its sign, to two significant
+// figures at most and one decimal: "+9.8%", "-64%", "+0.3%".
+func signed(p float64) string {
+	if math.Abs(p) >= 10 {
+		return fmt.Sprintf("%+.0f%%", p)
+	}
+	return fmt.Sprintf("%+.1f%%", p)
+}
 
 // At is an offset into a stage as a report prints it, to the second:
 // "45s", "1m30s", "35m", "1h05m", "1h05m30s".

@@ -69,7 +69,7 @@ func Parse(r io.Reader) (map[string]float64, error) {
 
 func names(n engine.Metrics) []string {
 	return []string{n.Running, n.Waiting, n.KV, n.Preemptions, n.Generated, n.Prompt, n.SpecDrafts, n.SpecDraftTokens,
-		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax, engine.SimHostDropped, engine.SimHostRetrans, engine.Resident}
+		n.SpecAccepted, n.SpecLength, n.CacheHits, n.CacheQueries, n.CacheHitRate, engine.SimSteps, engine.SimLateSteps, engine.SimLatenessMax, engine.SimLateness, engine.SimStepSeconds, engine.SimBusySeconds, engine.SimHostDropped, engine.SimHostRetrans, engine.Resident}
 }
 
 // get fetches url (within 5 s) and returns its body, at most 16 MB, and
