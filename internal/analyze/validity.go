@@ -166,7 +166,7 @@ func advice(fs []Flaw) string {
 		var a string
 		switch f.Kind {
 		case FlawStarved:
-			a = "rerun on a quieter machine"
+			a = "rerun on a quieter machine, or the embedded simulator in virtual time (--virtual)"
 		case FlawKernel:
 			a = "raise net.core.netdev_max_backlog or spread the streams over more machines (--shard)"
 		case FlawLag:

@@ -134,6 +134,9 @@ func TestStarvedSimulatorVerdictWithheld(t *testing.T) {
 		t.Fatalf("report: exit %d\n%s", code, errw)
 	}
 	assertWithheld(t, out, js, "'s simulator ran")
+	if !strings.Contains(out, "--virtual") {
+		t.Errorf("a starved simulator's withheld verdict does not point at --virtual:\n%s", out)
+	}
 	if _, errw, code := runStarved(t, 0, "report", "--strict", filepath.Join(dir, "starved.jsonl")); code != exitWithheld || !strings.Contains(errw, "not judged") {
 		t.Errorf("report --strict: exit %d, want %d with the reason\n%s", code, exitWithheld, errw)
 	}
