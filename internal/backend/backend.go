@@ -363,7 +363,31 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		}
 		return withStamps(c), nil
 	}
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: SameOrigin}
+}
+
+// SameOrigin follows a redirect only within the origin (scheme, host and
+// port) of the first request: the API key and the user's headers, which
+// every request carries, are never sent to another host or port.
+// Detection and readiness probes use it; generation follows none.
+func SameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if origin(req.URL) != origin(from) {
+		return fmt.Errorf("redirects to another origin (%s): not followed, so that the API key and --header values are never sent there; give that URL as --url if it is the server", Redact(req.URL.String()))
+	}
+	return nil
+}
+
+// origin is scheme://host:port with the scheme's default port filled in.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // NewH2Client speaks cleartext HTTP/2 with prior knowledge (h2c), as
@@ -373,7 +397,7 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 	if dial == nil {
 		dial = Dial
 	}
-	return &http.Client{Transport: &http2.Transport{
+	return &http.Client{CheckRedirect: SameOrigin, Transport: &http2.Transport{
 		AllowHTTP:          true,
 		DisableCompression: true,
 		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
