@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 // ProgressMode says how a stage's live progress is shown while it runs.
@@ -205,7 +206,8 @@ func (l *live) lines(w io.Writer, every time.Duration) {
 // mpb's pace for a terminal, a refresh given also draws to a writer that
 // is not one (tests).
 func (l *live) bars(w io.Writer, refresh time.Duration) {
-	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(30)}
+	// The bars are drawn with escape sequences: past term's escaping.
+	opts := []mpb.ContainerOption{mpb.WithOutput(term.Raw(w)), mpb.WithWidth(30)}
 	if refresh > 0 {
 		opts = append(opts, mpb.WithRefreshRate(refresh), mpb.WithAutoRefresh())
 	}

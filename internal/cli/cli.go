@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 // version is set by the release build (-ldflags -X); otherwise the
@@ -106,9 +107,11 @@ const (
 )
 
 // Run runs tokperf with args (without the program name) and returns the
-// exit code (exitOK … exitInterrupted).
+// exit code (exitOK … exitInterrupted). Everything it writes goes through
+// term.Writer: a server's text cannot drive the terminal, and a reader
+// that went away (a closed pipe) ends the output, not the measurement.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
+	return run(ctx, args, &env{stdin: stdin, stdout: term.NewWriter(stdout), stderr: term.NewWriter(stderr), bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
 }
 
 // isTerminal says whether w is a terminal: a character device other than
