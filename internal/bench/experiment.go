@@ -245,6 +245,12 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 	if rounds > 1 {
 		stem = fmt.Sprintf("%s-r%d", stem, repeat+1)
 	}
+	// Something already there would be measured in its place, then taken
+	// for this server dying when it ends.
+	if err := experiment.PortFree(c.URL, 0); err != nil {
+		o.Reason = fmt.Sprintf("not started: %v before its command ran (a server left by an earlier run? stop it, or give %s another port)", err, c.Name)
+		return o
+	}
 	p, err := experiment.StartLogged(c, filepath.Join(dir, stem+".log"))
 	if err != nil {
 		o.Reason = err.Error()

@@ -284,6 +284,7 @@ func StartLogged(c Config, logPath string) (*Process, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Name, err)
 	}
+	Track(cmd.Process)
 	p := &Process{Config: c, Log: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
@@ -331,6 +332,7 @@ func (p *Process) Stop(grace time.Duration) time.Duration {
 	}
 	// Children that outlived their leader go too.
 	SignalGroup(p.cmd.Process, true)
+	Untrack(p.cmd.Process)
 	return time.Since(start)
 }
 
