@@ -279,7 +279,10 @@ func StartLogged(c Config, logPath string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = log, log
+	out := newCapped(log, logKeep)
+	cmd.Stdout, cmd.Stderr = out, out
+	// A daemon that keeps the server's output open does not hold Wait.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Name, err)
@@ -288,7 +291,7 @@ func StartLogged(c Config, logPath string) (*Process, error) {
 	p := &Process{Config: c, Log: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
-		log.Close()
+		out.Close()
 		close(p.done)
 	}()
 	return p, nil
