@@ -139,7 +139,9 @@ func (l *live) status(now time.Time) string {
 	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
 	switch {
 	case l.total > 0 && done > 0 && int(done) < l.total:
-		eta := time.Duration(float64(elapsed) * float64(l.total-int(done)) / float64(done))
+		// In float seconds, capped: the product overflows a Duration
+		// (a negative ETA) on huge counts.
+		eta := time.Duration(min(elapsed.Seconds()*float64(l.total-int(done))/float64(done), maxETA.Seconds()) * float64(time.Second))
 		if l.dur > 0 {
 			// A stage of the default size also ends when its time is up
 			// (the requests then in flight still finish).
@@ -151,6 +153,9 @@ func (l *live) status(now time.Time) string {
 	}
 	return b.String()
 }
+
+// maxETA is the longest ETA shown: a year (a longer one says no more).
+const maxETA = 365 * 24 * time.Hour
 
 func seconds(d time.Duration) string {
 	if d >= 100*time.Second {

@@ -221,3 +221,18 @@ func TestProgressRateSmoothed(t *testing.T) {
 		t.Errorf("live tok/s ranged %.0f–%.0f, truth %.0f", lo, hi, truth)
 	}
 }
+
+// A huge request count's ETA is capped at a year, never negative (the
+// product of elapsed and requests left overflowed a Duration).
+func TestProgressETAOfAHugeStage(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := &live{label: "C=1", total: 9_000_000_000_000_000_000, start: time.Now()}
+		time.Sleep(10 * time.Second)
+		l.add(finished(50, record.StatusOK))
+		got := l.status(time.Now())
+		if !strings.HasSuffix(got, "ETA 31536000 s") {
+			t.Errorf("got %q, want the ETA capped at a year, 31536000 s", got)
+		}
+	})
+}

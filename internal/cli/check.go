@@ -44,6 +44,12 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if *n < 0 || *maxTokens < 1 || *minAcc < 0 || *minAcc > 1 {
 		return usagef("-c and --max-tokens must be positive, --questions not negative, --min-accuracy in [0, 1]")
 	}
+	if err := within("--questions", *n, 0, maxQuestions); err != nil {
+		return err
+	}
+	if err := within("--max-tokens", *maxTokens, 1, maxOutTokens); err != nil {
+		return err
+	}
 	items := check.Items(*seed, *n)
 	if *evalFile != "" {
 		ev, err := check.ReadEval(*evalFile)

@@ -467,6 +467,8 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("give --dataset or --corpus, not both")
 	case f.duration < 0:
 		return usagef("--duration must not be negative")
+	case f.duration > 0 && (f.duration < minDuration || f.duration > maxDuration):
+		return usagef("--duration %v: want %v to %v (a stage shorter than a second measures nothing)", f.duration, minDuration, maxDuration)
 	case f.timeout <= 0:
 		return usagef("--timeout must be positive")
 	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
@@ -495,6 +497,9 @@ func (f *loadFlags) check(fs *flagSet) error {
 // the table shows of them.
 func (f *loadFlags) checkSizes() error {
 	if _, err := percentiles(f.percentiles); err != nil {
+		return err
+	}
+	if err := eachWithin("--requests", f.requests, 0, maxRequests); err != nil {
 		return err
 	}
 	switch {

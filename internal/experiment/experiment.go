@@ -183,6 +183,11 @@ func (f *File) fill() error {
 			return yamlfile.Fieldf(at+".command", "with shell: true, give one command line")
 		case c.ReadyTimeoutS < 0 || c.GraceS < 0:
 			return yamlfile.Fieldf(at, "timeouts must not be negative")
+		case !(c.ReadyTimeoutS <= maxWaitS):
+			// Past ~292 years a time.Duration overflows: "not ready" at once.
+			return yamlfile.Fieldf(at+".ready_timeout_s", "%g: want 0 (600) to %d (a day)", c.ReadyTimeoutS, maxWaitS)
+		case !(c.GraceS <= maxWaitS):
+			return yamlfile.Fieldf(at+".grace_s", "%g: want 0 (10) to %d (a day)", c.GraceS, maxWaitS)
 		}
 		u, err := url.Parse(c.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "" {
@@ -238,6 +243,9 @@ func (f *File) fill() error {
 	}
 	return nil
 }
+
+// maxWaitS bounds ready_timeout_s and grace_s: a day.
+const maxWaitS = 86400
 
 // Process is a started configuration.
 type Process struct {
