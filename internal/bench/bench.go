@@ -506,13 +506,15 @@ func create(out, command string, setup record.Setup, clock record.Clock, stdout 
 	return out, w, err
 }
 
-// sink writes records to w and keeps its first error.
-// It is safe for concurrent use (a sliced stage writes its slices from a
-// goroutine of its own).
+// sink writes records to w and keeps its first error, which it says on
+// warn at once (a full disk was told only at the run's end, hundreds of
+// requests later). It is safe for concurrent use (a sliced stage writes
+// its slices from a goroutine of its own).
 type sink struct {
-	w   *results.Writer
-	mu  sync.Mutex
-	err error
+	w    *results.Writer
+	warn io.Writer
+	mu   sync.Mutex
+	err  error
 }
 
 func (s *sink) write(rec record.Record) { s.keep(s.w.Write(rec)) }
@@ -522,6 +524,9 @@ func (s *sink) keep(err error) {
 	defer s.mu.Unlock()
 	if err != nil && s.err == nil {
 		s.err = err
+		if s.warn != nil {
+			fmt.Fprintf(s.warn, "tokperf: %v: the run goes on, its summary whole, but its result file holds nothing from here on\n", err)
+		}
 	}
 }
 

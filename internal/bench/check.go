@@ -87,7 +87,7 @@ func answers(ctx context.Context, cfg CheckConfig, env *Env) ([]record.Record, r
 	if err != nil {
 		return nil, record.Setup{}, "", err
 	}
-	file := &sink{w: w}
+	file := &sink{w: w, warn: env.progress()}
 	items := cfg.Items
 	r := &runner.Runner{
 		Backend: b, Clock: clock, Sink: file.write,

@@ -91,7 +91,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	if err != nil {
 		return nil, err
 	}
-	file := &sink{w: w}
+	file := &sink{w: w, warn: progress}
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
 		if err != nil {
