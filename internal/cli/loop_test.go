@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -466,4 +467,25 @@ func TestExperimentBaselineFile(t *testing.T) {
 func withheldForLoad(why string) bool {
 	return strings.Contains(why, "starved simulator") || strings.Contains(why, "the client lagged") ||
 		strings.Contains(why, "while the kernel resent")
+}
+
+// An experiment one of whose configurations cannot start, the other
+// passing, exits 3 and names the one that failed (it exited 0).
+func TestExperimentSomeConfigFailed(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "good.yaml")
+	os.WriteFile(p, []byte("name: good\nmodel: m\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\n"), 0o644)
+	good, broken := freePort(t), freePort(t)
+	yaml := fmt.Sprintf("configs:\n  - name: good\n    command: [\"${TOKPERF}\", \"sim\", \"--profile\", %q, \"--addr\", %q]\n    url: http://%s\n    ready_timeout_s: 20\n    grace_s: 2\n"+
+		"  - name: broken\n    command: [\"exit 7\"]\n    shell: true\n    url: http://%s\n    ready_timeout_s: 20\n    grace_s: 2\n"+
+		"sweep:\n  concurrency: [1]\n  requests: 4\n  output_tokens: 10\ncheck:\n  mode: report\n  questions: 2\n  smoke: false\n", p, good, good, broken)
+	file := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(file, []byte(yaml), 0o644)
+	out, err := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out")).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitSomeFailed || !strings.Contains(string(out), "1 of 2 configurations failed: broken") {
+		t.Errorf("experiment: %v, want exit %d naming broken\n%s", err, exitSomeFailed, out)
+	}
 }
