@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
@@ -87,7 +90,9 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
 		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer within %v", shown, ProbeTimeout)
 	case m.err != nil:
-		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", shown, m.err)
+		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v%s", shown, m.err, why(m.err, base))
+	case m.code == http.StatusBadRequest && strings.Contains(m.msg, "HTTP request to an HTTPS server"):
+		return record.Server{}, nil, fmt.Errorf("%s answered 400: the port speaks TLS: give https:// (%.100s)", shown, m.msg)
 	case m.code == http.StatusServiceUnavailable:
 		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
@@ -301,4 +306,20 @@ func OllamaLoaded(ctx context.Context, client *http.Client, base, apiKey string)
 		}
 	}
 	return out, nil
+}
+
+// why names the likely cause of a failure to reach base, for the message:
+// a scheme that does not match the port, a certificate not trusted.
+func why(err error, base string) string {
+	var unknown x509.UnknownAuthorityError
+	var header tls.RecordHeaderError
+	switch {
+	case errors.As(err, &unknown):
+		return "; its certificate is signed by an authority this machine does not trust: give that authority with --ca-cert FILE, or --insecure to skip the check"
+	case errors.As(err, &header), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "; the port answers plain HTTP, not TLS: give http:// instead of https://"
+	case strings.HasPrefix(base, "http://") && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
+		return "; it closed the connection at once: a TLS port? try https://"
+	}
+	return ""
 }

@@ -1,0 +1,32 @@
+package backend
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A scheme that does not match the port, or a certificate no authority of
+// this machine vouches for, is named with what to do, not left as a bare
+// TLS or connection error.
+func TestDetectNamesTheCause(t *testing.T) {
+	t.Parallel()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"data":[]}`)) })
+	plain := httptest.NewServer(ok)
+	defer plain.Close()
+	tlsSrv := httptest.NewTLSServer(ok)
+	defer tlsSrv.Close()
+	for _, tc := range []struct{ name, url, want string }{
+		{"https to a plain port", strings.Replace(plain.URL, "http://", "https://", 1), "give http:// instead of https://"},
+		{"http to a TLS port", strings.Replace(tlsSrv.URL, "https://", "http://", 1), "https://"},
+		{"unknown authority", tlsSrv.URL, "--ca-cert FILE, or --insecure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Detect(t.Context(), NewClient(2, nil), tc.url, "")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
