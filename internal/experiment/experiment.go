@@ -193,6 +193,13 @@ func (f *File) fill() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "" {
 			return yamlfile.Fieldf(at+".url", "%q is not an http(s) URL with a host and port", c.URL)
 		}
+		if c.Dir != "" {
+			// Else the start fails as "fork/exec …: no such file or
+			// directory", naming the program, not the folder.
+			if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+				return yamlfile.Fieldf(at+".dir", "%q is not a directory here (the command runs in it)", c.Dir)
+			}
+		}
 		names[c.Name] = true
 		if c.ReadyTimeoutS == 0 {
 			c.ReadyTimeoutS = 600
