@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,7 +111,7 @@ func scan(file string, data []byte) error {
 		case token.DocumentHeaderType:
 			// The library reads the first document and drops the rest
 			// without a word.
-			if i > 0 {
+			if slices.ContainsFunc(tokens[:i], func(t *token.Token) bool { return t.Type != token.CommentType }) {
 				return fmt.Errorf("%s:%d: a second YAML document (---): tokperf reads one a file; give the other a file of its own", file, pos.Line)
 			}
 		case token.AnchorType, token.AliasType:

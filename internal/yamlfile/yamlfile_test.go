@@ -106,7 +106,7 @@ func TestHostile(t *testing.T) {
 // quoted string holding brackets and ampersands is no anchor or nesting.
 func TestPlain(t *testing.T) {
 	t.Parallel()
-	in := "name: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
+	in := "# a comment\n---\nname: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
 	var v figures
 	if err := Decode("f.yaml", []byte(in), &v); err != nil {
 		t.Fatal(err)
