@@ -42,7 +42,10 @@ type live struct {
 	label string
 	total int           // measured requests, 0 for a timed stage
 	dur   time.Duration // a timed stage's length
-	start time.Time
+	// timeout is each request's (--timeout): what the requests still in
+	// flight after a timed stage's end may take.
+	timeout time.Duration
+	start   time.Time
 
 	done, errs, tokens atomic.Int64
 	e2eNs              atomic.Int64 // Σ E2E of the ok requests done, for the window
@@ -148,6 +151,9 @@ func (l *live) status(now time.Time) string {
 			eta = min(eta, max(0, l.dur-elapsed))
 		}
 		fmt.Fprintf(&b, ", ETA %s", seconds(eta))
+	case l.total == 0 && l.dur > 0 && elapsed >= l.dur && l.timeout > 0:
+		// Not "ETA 0.0 s" for as long as a stalled request holds the end.
+		fmt.Fprintf(&b, " of %s: none starts now; those in flight finish, each within --timeout %s", seconds(l.dur), seconds(l.timeout))
 	case l.total == 0 && l.dur > 0:
 		fmt.Fprintf(&b, " of %s, ETA %s", seconds(l.dur), seconds(max(0, l.dur-elapsed)))
 	}
@@ -170,7 +176,7 @@ func (e *Env) live(label string, p runner.Plan) *live {
 	if e == nil || e.Live == ProgressOff {
 		return nil
 	}
-	l := &live{label: label, total: p.Requests, dur: p.Duration, start: time.Now()}
+	l := &live{label: label, total: p.Requests, dur: p.Duration, timeout: p.Timeout, start: time.Now()}
 	switch e.Live {
 	case ProgressLines:
 		l.lines(e.progress(), orDefault(e.LiveEvery, liveEvery))

@@ -236,3 +236,17 @@ func TestProgressETAOfAHugeStage(t *testing.T) {
 		}
 	})
 }
+
+// A timed stage past its end, a request still in flight (a server frozen
+// mid-stream), says what it waits for and how long it may, not "ETA 0.0 s".
+func TestProgressTimedDraining(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := &live{label: "C=1", dur: 10 * time.Second, timeout: 10 * time.Minute, start: time.Now()}
+		time.Sleep(30 * time.Second)
+		got := l.status(time.Now())
+		if !strings.HasSuffix(got, "30.0 s of 10.0 s: none starts now; those in flight finish, each within --timeout 600 s") {
+			t.Errorf("got %q, want it to say it waits for the requests in flight, up to the timeout", got)
+		}
+	})
+}
