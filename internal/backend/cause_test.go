@@ -30,3 +30,25 @@ func TestDetectNamesTheCause(t *testing.T) {
 		})
 	}
 }
+
+// A model list over 1 MiB is said to be one, not read as a list of no
+// model.
+func TestDetectOversizedModels(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"data":[`))
+		for range 40000 {
+			w.Write([]byte(`{"id":"model-with-a-rather-long-name"},`))
+		}
+		w.Write([]byte(`{"id":"last"}]}`))
+	}))
+	defer srv.Close()
+	_, models, err := Detect(t.Context(), NewClient(2, nil), srv.URL, "")
+	if err == nil || !strings.Contains(err.Error(), "over 1 MiB: not read") {
+		t.Errorf("models %d, error %v; want the oversized answer named", len(models), err)
+	}
+}

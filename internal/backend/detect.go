@@ -89,6 +89,8 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	switch {
 	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
 		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer within %v", shown, ProbeTimeout)
+	case errors.Is(m.err, errTooBig):
+		return record.Server{}, nil, fmt.Errorf("%s answered %v", shown, m.err)
 	case m.err != nil:
 		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v%s", shown, m.err, why(m.err, base))
 	case m.code == http.StatusBadRequest && strings.Contains(m.msg, "HTTP request to an HTTPS server"):
@@ -163,6 +165,13 @@ func trim(info map[string]any) map[string]any {
 	return out
 }
 
+// maxAnswer bounds an identity or model list answer: 1 MiB lists
+// thousands of models.
+const maxAnswer = 1 << 20
+
+// errTooBig is an answer over maxAnswer, which is not read.
+var errTooBig = fmt.Errorf("over %d MiB: not read (a model list that long, or not an inference server?)", maxAnswer>>20)
+
 func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, error) {
 	code, _, err := getBody(ctx, client, u, apiKey, v)
 	return code, err
@@ -183,9 +192,13 @@ func getBody(ctx context.Context, client *http.Client, u, apiKey string, v any) 
 		return 0, "", redactErr(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return resp.StatusCode, "", err
+	}
+	if len(body) > maxAnswer {
+		// Cut, it would decode as nothing: "lists no model".
+		return resp.StatusCode, "", errTooBig
 	}
 	if resp.StatusCode == http.StatusOK {
 		json.Unmarshal(body, v)
