@@ -195,7 +195,11 @@ func (l SelftestLevel) why(cpus int) string {
 		causes = append(causes, fmt.Sprintf("the simulator ran %.0f%% of its steps late (it lacked CPU)", 100*l.SimLateSteps/l.SimSteps))
 	}
 	if l.HostDropped > 0 || l.HostRetrans >= RetransMin {
-		causes = append(causes, fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments, each a stall of 200 ms or more (raise net.core.netdev_max_backlog)", l.HostDropped, l.HostRetrans))
+		c := fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments, each a stall of 200 ms or more", l.HostDropped, l.HostRetrans)
+		if l.HostDropped > 0 {
+			c += " (raise net.core.netdev_max_backlog)"
+		}
+		causes = append(causes, c)
 	}
 	if l.BufferedShare > 0.01 {
 		causes = append(causes, fmt.Sprintf("the client found %.1f%% of chunks already waiting (it read late)", 100*l.BufferedShare))

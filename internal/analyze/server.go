@@ -154,7 +154,12 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 		if r.kernelStalled(s.Requests) {
 			text += fmt.Sprintf(" (%.1f per 100 requests: the p99s are the kernel's retransmission timer)", 100*r.HostRetrans/float64(max(s.Requests, 1)))
 		}
-		warn("kernel_drops", "%s; raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)", text)
+		advice := "raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)"
+		if r.HostDropped == 0 {
+			// Resends with no drop at the input queue: the backlog is not it.
+			advice = "run fewer streams per machine (--shard) or on a quieter one; no packet was dropped at the input queue, so its backlog is not the cause"
+		}
+		warn("kernel_drops", "%s; %s", text, advice)
 	}
 	if r.CacheHitRate != nil && !c.Reuse {
 		if expected, ok := c.sharedShare(s); ok && *r.CacheHitRate > expected+c.cacheLimit() {
