@@ -237,8 +237,30 @@ func (f *targetFlags) check() error {
 		if f.apiKey = strings.TrimSpace(string(b)); f.apiKey == "" {
 			return usagef("--api-key-file %s is empty", f.apiKeyFile)
 		}
+		if bad := badKey(f.apiKey); bad != "" {
+			return usagef("--api-key-file %s: %s", f.apiKeyFile, bad)
+		}
+	}
+	if bad := badKey(f.apiKey); bad != "" {
+		return usagef("--api-key: %s", bad)
 	}
 	return nil
+}
+
+// badKey says what is wrong with an API key that cannot go in a header:
+// several lines (a file of several keys, or of JSON), a control
+// character or a byte that is not printable ASCII; "" for a good one.
+// A line break would also end the header early in the lean client.
+func badKey(key string) string {
+	if n := strings.Count(key, "\n") + 1; n > 1 {
+		return fmt.Sprintf("%d lines: want the key alone, on one line", n)
+	}
+	for _, c := range []byte(key) {
+		if c < 0x21 || c > 0x7e {
+			return fmt.Sprintf("a byte 0x%02x (a space, a control character or not ASCII): want the key alone", c)
+		}
+	}
+	return ""
 }
 
 // warn says what the flags risk: a key on the command line is visible to

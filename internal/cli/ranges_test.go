@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,5 +35,25 @@ func TestCountsHaveRanges(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, stdout %.200q; want exit %d and %q", code, errw, out, exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// An API key file that is not one key (several lines, a space, a control
+// character) is refused naming the file and what is wrong, before its key
+// goes into a header.
+func TestBadAPIKeyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, want string }{
+		{"two keys", "sk-one\nsk-two\n", "2 lines: want the key alone"},
+		{"a header line", "Bearer sk-one\n", "a byte 0x20"},
+		{"a control character", "sk-\x1bone", "a byte 0x1b"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		os.WriteFile(path, []byte(tc.content), 0o600)
+		_, errw, code := runCLI(t, "run", "--api-key-file", path)
+		if code != exitUsage || !strings.Contains(errw, "--api-key-file "+path+": "+tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tc.name, code, errw, tc.want)
+		}
 	}
 }
