@@ -140,6 +140,7 @@ type reply struct {
 	code     int
 	location string // a redirect's target
 	ctype    string // Content-Type
+	encoding string // Content-Encoding
 	// retryAfter is the Retry-After header, as sent (seconds or an
 	// HTTP-date); read on 429 and 503.
 	retryAfter string
@@ -544,7 +545,7 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 		}))
 		resp, err := t.client.Do(hr)
 		if err == nil {
-			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), encoding: resp.Header.Get("Content-Encoding"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
 				if reuse {
 					t := time.AfterFunc(drainTime, cancel)
 					io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
@@ -582,6 +583,14 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
 		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (want %s): %s", code, ctype, f.name, strings.TrimSpace(string(msg)))
+		return
+	}
+	if e := resp.encoding; code/100 == 2 && e != "" && !strings.EqualFold(e, "identity") {
+		// tokperf asks for no compression; a compressed stream would read
+		// as malformed chunks, hiding why.
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusStreamError, code
+		rec.Error = fmt.Sprintf("the stream is compressed (Content-Encoding: %.40s) though none was asked for: turn compression off for it at the server or the proxy in front of it (compressed, its chunks arrive late and in batches)", e)
 		return
 	}
 	if code/100 != 2 {
@@ -717,7 +726,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			t.h1.reused.Add(1) // a kept connection served a response
 		}
 		rb := newH1Body(c, h)
-		return &reply{code: h.code, location: h.location, ctype: h.ctype, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
+		return &reply{code: h.code, location: h.location, ctype: h.ctype, encoding: h.encoding, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
 			if reuse {
 				c.nc.SetReadDeadline(time.Now().Add(drainTime))
 				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))

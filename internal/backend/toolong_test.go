@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"compress/gzip"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,6 +48,32 @@ func TestEndlessLineFailsTheRequest(t *testing.T) {
 					t.Errorf("status %q error %.200q, want %q naming the 8 MiB cap", rec.Status, rec.Error, record.StatusStreamError)
 				}
 			})
+		}
+	}
+}
+
+// A compressed stream fails its request saying so, whichever client reads
+// it (read as it is, it was malformed chunks).
+func TestCompressedStreamNamed(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write([]byte("data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"))
+		zw.Close()
+	}))
+	defer srv.Close()
+	for _, netHTTP := range []bool{false, true} {
+		b, err := New(Config{URL: srv.URL, Endpoint: "completions", Conns: 1, NetHTTP: netHTTP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := record.New(1)
+		b.Do(t.Context(), record.NewClock(), record.Request{Prompt: "x", MaxTokens: 1}, &rec)
+		b.Close()
+		if rec.Status != record.StatusStreamError || !strings.Contains(rec.Error, "compressed (Content-Encoding: gzip)") {
+			t.Errorf("net/http %v: status %q error %q, want the compression named", netHTTP, rec.Status, rec.Error)
 		}
 	}
 }
