@@ -52,3 +52,18 @@ func TestDetectOversizedModels(t *testing.T) {
 		t.Errorf("models %d, error %v; want the oversized answer named", len(models), err)
 	}
 }
+
+// A proxy that wants its own credentials is named as the one answering,
+// not taken for the server refusing the API key.
+func TestDetectProxyAnswered(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Proxy-Authenticate", `Basic realm="corp"`)
+		http.Error(w, "Proxy Authentication Required", http.StatusProxyAuthRequired)
+	}))
+	defer srv.Close()
+	_, _, err := Detect(t.Context(), NewClient(2, nil), srv.URL, "")
+	if err == nil || !strings.Contains(err.Error(), "a proxy answered 407") {
+		t.Errorf("error %v, want the proxy named", err)
+	}
+}

@@ -97,6 +97,8 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 		return record.Server{}, nil, fmt.Errorf("%s answered 400: the port speaks TLS: give https:// (%.100s)", shown, m.msg)
 	case m.code == http.StatusServiceUnavailable:
 		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
+	case m.code == http.StatusProxyAuthRequired:
+		return record.Server{}, nil, fmt.Errorf("%s: a proxy answered 407 (it wants its own credentials), not the server: give them in --proxy http://user:password@host:port, or reach the server without the proxy (NO_PROXY)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
 		return record.Server{}, nil, fmt.Errorf("%s answered %d: check --api-key or OPENAI_API_KEY", shown, m.code)
 	case m.code/100 == 5:
