@@ -36,3 +36,18 @@ func TestInterruptDuringDetection(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, errw.String(), exitInterrupted)
 	}
 }
+
+// Ctrl-C during a long prediction ends predict at once: exit 130 (it ran
+// to the end of every replay, deaf to it).
+func TestInterruptDuringPredict(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out, errw bytes.Buffer
+	start := time.Now()
+	// About 13 s of replay on a 2-core machine, left to run out unread.
+	code := Run(ctx, []string{"predict", "--baseline", "seed-qwen3.5-397b-8x-rtxpro6000", "-c", "4096"}, strings.NewReader(""), &out, &errw)
+	if took := time.Since(start); code != exitInterrupted || took > 10*time.Second {
+		t.Errorf("exit %d after %v, stderr %q; want %d at the interrupt", code, took, errw.String(), exitInterrupted)
+	}
+}
