@@ -9,7 +9,7 @@ func TestStatedLimits(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, engine, info string
-		want             Limits
+		want               Limits
 	}{
 		{"sglang", "sglang", `{"max_running_requests": 48, "chunked_prefill_size": 8192, "max_total_num_tokens": 600000, "tp_size": 8}`,
 			Limits{MaxRunning: 48, ChunkedPrefill: 8192, KVTokens: 600000}},
