@@ -208,9 +208,12 @@ func (l SelftestLevel) why(cpus int) string {
 		if l.HostDropped > 0 {
 			c += fmt.Sprintf(", and the machine's kernel dropped %.0f packets at its input queue", l.HostDropped)
 		}
-		causes = append(causes, c+" (raise net.core.netdev_max_backlog)")
+		if l.HostDropped > 0 {
+			c += " (raise net.core.netdev_max_backlog)"
+		}
+		causes = append(causes, c)
 	case !l.OwnRead && (l.HostDropped > 0 || l.HostRetrans >= RetransMin):
-		causes = append(causes, fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments (the whole machine's counts), each a stall of 200 ms or more (raise net.core.netdev_max_backlog)", l.HostDropped, l.HostRetrans))
+		causes = append(causes, fmt.Sprintf("the kernel dropped %.0f packets at its input queue and resent %.0f TCP segments (the whole machine's counts), each a stall of 200 ms or more", l.HostDropped, l.HostRetrans)+backlogAdvice(l.HostDropped))
 	}
 	if l.BufferedShare > 0.01 {
 		causes = append(causes, fmt.Sprintf("the client found %.1f%% of chunks already waiting (it read late)", 100*l.BufferedShare))
@@ -219,4 +222,13 @@ func (l SelftestLevel) why(cpus int) string {
 		out += "; " + strings.Join(causes, "; ")
 	}
 	return out
+}
+
+// backlogAdvice is the advice about the kernel's input queue, only where
+// it dropped packets.
+func backlogAdvice(dropped float64) string {
+	if dropped > 0 {
+		return " (raise net.core.netdev_max_backlog)"
+	}
+	return ""
 }

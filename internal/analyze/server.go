@@ -166,7 +166,12 @@ func (r *ServerReading) warnings(s summary.Stage, c Asked) []Warning {
 		// so they gate no verdict (the client's own connections' do: the
 		// stage's host reading).
 		text := fmt.Sprintf("the simulator's machine dropped %.0f packets at its kernel's input queue and sent %.0f TCP segments again during the stage (the whole machine's counts, other processes' included; the host line says how many were this run's): on loopback each resent segment stalls one request 200 ms or more", r.HostDropped, r.HostRetrans)
-		warn("kernel_drops", "%s; raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)", text)
+		advice := "raise net.core.netdev_max_backlog (1,000 by default) or run fewer streams per machine (--shard)"
+		if r.HostDropped == 0 {
+			// Resends with no drop at the input queue: the backlog is not it.
+			advice = "run fewer streams per machine (--shard) or on a quieter one; no packet was dropped at the input queue, so its backlog is not the cause"
+		}
+		warn("kernel_drops", "%s; %s", text, advice)
 	}
 	if r.CacheHitRate != nil && !c.Reuse {
 		if expected, ok := c.sharedShare(s); ok && *r.CacheHitRate > expected+c.cacheLimit() {

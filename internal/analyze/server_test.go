@@ -97,6 +97,10 @@ func TestKernelDrops(t *testing.T) {
 		if (len(got) == 1) != tc.warn || tc.warn && (!strings.Contains(got[0].Text, tc.want) || strings.Contains(got[0].Text, "the p99s are")) {
 			t.Errorf("%.0f dropped, %.0f resent: warnings %+v, want %v with %q", tc.dropped, tc.retrans, got, tc.warn, tc.want)
 		}
+		// The backlog's advice only where the backlog dropped packets.
+		if len(got) == 1 && strings.Contains(got[0].Text, "raise net.core.netdev_max_backlog") != (tc.dropped > 0) {
+			t.Errorf("%.0f dropped, %.0f resent: %q: want the backlog advised only when packets were dropped", tc.dropped, tc.retrans, got[0].Text)
+		}
 	}
 }
 

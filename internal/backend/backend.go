@@ -139,6 +139,7 @@ type reply struct {
 	code     int
 	location string // a redirect's target
 	ctype    string // Content-Type
+	encoding string // Content-Encoding
 	// retryAfter is the Retry-After header, as sent (seconds or an
 	// HTTP-date); read on 429 and 503.
 	retryAfter string
@@ -362,7 +363,31 @@ func NewClient(conns int, dial func(ctx context.Context, network, addr string) (
 		}
 		return withStamps(c), nil
 	}
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: SameOrigin}
+}
+
+// SameOrigin follows a redirect only within the origin (scheme, host and
+// port) of the first request: the API key and the user's headers, which
+// every request carries, are never sent to another host or port.
+// Detection and readiness probes use it; generation follows none.
+func SameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if origin(req.URL) != origin(from) {
+		return fmt.Errorf("redirects to another origin (%s): not followed, so that the API key and --header values are never sent there; give that URL as --url if it is the server", Redact(req.URL.String()))
+	}
+	return nil
+}
+
+// origin is scheme://host:port with the scheme's default port filled in.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // NewH2Client speaks cleartext HTTP/2 with prior knowledge (h2c), as
@@ -376,7 +401,7 @@ func NewH2Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 	// speaks it since Go 1.24: no TLS, no upgrade.
 	var h2c http.Protocols
 	h2c.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{CheckRedirect: SameOrigin, Transport: &http.Transport{
 		Protocols:          &h2c,
 		DisableCompression: true,
 		DialContext:        dial,
@@ -533,7 +558,7 @@ func (t *netTransport) send(ctx context.Context, clock record.Clock, body []byte
 		}))
 		resp, err := t.client.Do(hr)
 		if err == nil {
-			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
+			return &reply{code: resp.StatusCode, location: resp.Header.Get("Location"), ctype: resp.Header.Get("Content-Type"), encoding: resp.Header.Get("Content-Encoding"), retryAfter: resp.Header.Get("Retry-After"), body: resp.Body, finish: func(reuse bool) {
 				if reuse {
 					t := time.AfterFunc(drainTime, cancel)
 					io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
@@ -571,6 +596,14 @@ func (b *Backend) response(resp *reply, clock record.Clock, arrive *arrivals, re
 		rec.Done = clock.Now()
 		rec.Status, rec.HTTPCode = record.StatusBadContentType, code
 		rec.Error = fmt.Sprintf("HTTP %d with Content-Type %q, not a stream (want %s): %s", code, ctype, f.name, strings.TrimSpace(string(msg)))
+		return
+	}
+	if e := resp.encoding; code/100 == 2 && e != "" && !strings.EqualFold(e, "identity") {
+		// tokperf asks for no compression; a compressed stream would read
+		// as malformed chunks, hiding why.
+		rec.Done = clock.Now()
+		rec.Status, rec.HTTPCode = record.StatusStreamError, code
+		rec.Error = fmt.Sprintf("the stream is compressed (Content-Encoding: %.40s) though none was asked for: turn compression off for it at the server or the proxy in front of it (compressed, its chunks arrive late and in batches)", e)
 		return
 	}
 	if code/100 != 2 {
@@ -707,7 +740,7 @@ func (t *leanTransport) send(ctx context.Context, clock record.Clock, body []byt
 			t.h1.reused.Add(1) // a kept connection served a response
 		}
 		rb := newH1Body(c, h)
-		return &reply{code: h.code, location: h.location, ctype: h.ctype, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
+		return &reply{code: h.code, location: h.location, ctype: h.ctype, encoding: h.encoding, retryAfter: h.retryAfter, body: rb, finish: func(reuse bool) {
 			if reuse {
 				c.nc.SetReadDeadline(time.Now().Add(drainTime))
 				io.Copy(io.Discard, io.LimitReader(rb, drainBytes))

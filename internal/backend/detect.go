@@ -3,6 +3,8 @@ package backend
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
@@ -88,10 +91,16 @@ func Detect(ctx context.Context, client *http.Client, base, apiKey string) (reco
 	switch {
 	case m.err != nil && errors.Is(m.err, context.DeadlineExceeded):
 		return record.Server{}, nil, fmt.Errorf("%s accepted the connection but did not answer within %v", shown, ProbeTimeout)
+	case errors.Is(m.err, errTooBig):
+		return record.Server{}, nil, fmt.Errorf("%s answered %v", shown, m.err)
 	case m.err != nil:
-		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v", shown, m.err)
+		return record.Server{}, nil, fmt.Errorf("cannot reach %s: %v%s", shown, m.err, why(m.err, base))
+	case m.code == http.StatusBadRequest && strings.Contains(m.msg, "HTTP request to an HTTPS server"):
+		return record.Server{}, nil, fmt.Errorf("%s answered 400: the port speaks TLS: give https:// (%.100s)", shown, m.msg)
 	case m.code == http.StatusServiceUnavailable:
 		return record.Server{}, nil, fmt.Errorf("%s answered 503: the server is not ready (still loading? try --wait-ready)", shown)
+	case m.code == http.StatusProxyAuthRequired:
+		return record.Server{}, nil, fmt.Errorf("%s: a proxy answered 407 (it wants its own credentials), not the server: give them in --proxy http://user:password@host:port, or reach the server without the proxy (NO_PROXY)", shown)
 	case m.code == http.StatusUnauthorized || m.code == http.StatusForbidden:
 		return record.Server{}, nil, fmt.Errorf("%s answered %d: check --api-key or OPENAI_API_KEY", shown, m.code)
 	case m.code/100 == 5:
@@ -189,6 +198,13 @@ func trim(info map[string]any) map[string]any {
 	return out
 }
 
+// maxAnswer bounds an identity or model list answer: 1 MiB lists
+// thousands of models.
+const maxAnswer = 1 << 20
+
+// errTooBig is an answer over maxAnswer, which is not read.
+var errTooBig = fmt.Errorf("over %d MiB: not read (a model list that long, or not an inference server?)", maxAnswer>>20)
+
 func getJSON(ctx context.Context, client *http.Client, u, apiKey string, v any) (int, error) {
 	code, _, err := getBody(ctx, client, u, apiKey, v)
 	return code, err
@@ -209,9 +225,13 @@ func getBody(ctx context.Context, client *http.Client, u, apiKey string, v any) 
 		return 0, "", redactErr(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return resp.StatusCode, "", err
+	}
+	if len(body) > maxAnswer {
+		// Cut, it would decode as nothing: "lists no model".
+		return resp.StatusCode, "", errTooBig
 	}
 	if resp.StatusCode == http.StatusOK {
 		json.Unmarshal(body, v)
@@ -332,4 +352,20 @@ func OllamaLoaded(ctx context.Context, client *http.Client, base, apiKey string)
 		}
 	}
 	return out, nil
+}
+
+// why names the likely cause of a failure to reach base, for the message:
+// a scheme that does not match the port, a certificate not trusted.
+func why(err error, base string) string {
+	var unknown x509.UnknownAuthorityError
+	var header tls.RecordHeaderError
+	switch {
+	case errors.As(err, &unknown):
+		return "; its certificate is signed by an authority this machine does not trust: give that authority with --ca-cert FILE, or --insecure to skip the check"
+	case errors.As(err, &header), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "; the port answers plain HTTP, not TLS: give http:// instead of https://"
+	case strings.HasPrefix(base, "http://") && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
+		return "; it closed the connection at once: a TLS port? try https://"
+	}
+	return ""
 }

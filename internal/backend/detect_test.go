@@ -199,3 +199,43 @@ func silentServer(t *testing.T) net.Listener {
 	t.Cleanup(func() { ln.Close(); <-done })
 	return ln
 }
+
+// Detection never carries the API key to another origin: a server whose
+// routes redirect to another port gets nothing sent there, and the error
+// says why; a redirect within the origin is still followed, key and all.
+func TestDetectRedirectKeepsKeyHome(t *testing.T) {
+	t.Parallel()
+	var leaked atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+		w.Write([]byte(`{"data":[{"id":"m"}]}`))
+	}))
+	defer other.Close()
+	var keyed atomic.Int64
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/away/"):
+			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+		case r.URL.Path == "/v1/models":
+			http.Redirect(w, r, "/here/v1/models", http.StatusFound)
+		case r.URL.Path == "/here/v1/models":
+			if r.Header.Get("Authorization") == "Bearer s3cret" {
+				keyed.Add(1)
+			}
+			w.Write([]byte(`{"data":[{"id":"m"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer home.Close()
+	_, _, err := Detect(t.Context(), NewClient(4, nil), home.URL+"/away", "s3cret")
+	if err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("a redirect to another port: err %v, want one naming the other origin", err)
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("%d requests reached the other origin", n)
+	}
+	if _, models, err := Detect(t.Context(), NewClient(4, nil), home.URL, "s3cret"); err != nil || len(models) != 1 || keyed.Load() == 0 {
+		t.Errorf("a redirect within the origin: models %v, err %v, keyed %d; want it followed with the key", models, err, keyed.Load())
+	}
+}

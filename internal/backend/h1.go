@@ -301,6 +301,7 @@ type h1Head struct {
 	close    bool   // the connection ends with this response
 	location string // a redirect's target
 	ctype    string // Content-Type
+	encoding string // Content-Encoding
 	// retryAfter is the Retry-After header (seconds or an HTTP-date).
 	retryAfter string
 }
@@ -372,6 +373,8 @@ func (c *h1Conn) head1() (h1Head, error) {
 			h.location = string(value)
 		case asciiEqualFold(name, "content-type"):
 			h.ctype = string(value)
+		case asciiEqualFold(name, "content-encoding"):
+			h.encoding = string(value)
 		case asciiEqualFold(name, "retry-after"):
 			h.retryAfter = string(value)
 		case asciiEqualFold(name, "connection"):

@@ -3,11 +3,28 @@ package backend
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 )
 
-// maxEvent bounds one line or event (a final event can carry a long text).
-const maxEvent = 64 << 20
+// maxEvent bounds one line or event, per stream: a final event can carry a
+// long text (8 MiB is some two million tokens of it), and a server that
+// never ends a line costs each stream this much at most, not the memory of
+// the machine (64 streams × 64 MiB died under a 4 GiB limit).
+const maxEvent = 8 << 20
+
+// errTooLong fails a request whose stream holds a line or event over
+// maxEvent, saying so.
+var errTooLong = fmt.Errorf("a line or event over %d MiB: the stream was cut there (a server that never ends a line?)", maxEvent>>20)
+
+// tooLong names the scanner's error for a line over its buffer.
+func tooLong(err error) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return errTooLong
+	}
+	return err
+}
 
 // Events reads Server-Sent Events from a stream with the Scanner shape:
 //
@@ -204,13 +221,18 @@ func (e *Events) Next() bool {
 		if string(field) != "data" {
 			continue
 		}
+		if len(e.data)+1+len(value) > maxEvent {
+			// Data lines without a blank line between: one endless event.
+			e.err = errTooLong
+			return false
+		}
 		if has {
 			e.data = append(e.data, '\n')
 		}
 		e.data = append(e.data, value...)
 		has = true
 	}
-	e.err = e.sc.Err()
+	e.err = tooLong(e.sc.Err())
 	return has
 }
 

@@ -291,7 +291,7 @@ func (j *jsonLines) Next() bool {
 }
 
 func (j *jsonLines) Data() []byte { return j.sc.Bytes() }
-func (j *jsonLines) Err() error   { return j.sc.Err() }
+func (j *jsonLines) Err() error   { return tooLong(j.sc.Err()) }
 
 // Shared is false: a line's read is not followed (the lean client's
 // arrival stamps still time each line).

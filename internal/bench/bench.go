@@ -295,6 +295,9 @@ type Session struct {
 	proxy   *url.URL // --proxy, or nil
 	sim     *sim.Server
 	cleanup []func()
+	// readyBy ends --wait-ready's whole wait: readiness, detection and
+	// the first generation together.
+	readyBy time.Time
 }
 
 // Close stops what the session started.
@@ -325,6 +328,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return nil, err
 	}
 	if t.WaitReady > 0 {
+		s.readyBy = time.Now().Add(t.WaitReady)
 		took, err := backend.WaitReady(ctx, s.client, s.base, t.APIKey, t.WaitReady)
 		if err != nil {
 			return fail(err)
@@ -469,7 +473,7 @@ func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*bac
 		return nil, &ConfigError{err}
 	}
 	if s.t.WaitReady > 0 {
-		took, err := FirstGeneration(ctx, b, s.t.WaitReady)
+		took, err := FirstGeneration(ctx, b, time.Until(s.readyBy))
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -484,23 +488,34 @@ func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*bac
 // generates.
 func FirstGeneration(ctx context.Context, b *backend.Backend, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
+	// One deadline for every attempt: an attempt's own 30 s may not
+	// outlast the wait (it overran it by up to 30 s).
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	clock := record.NewClock()
-	var last string
-	for time.Since(start) < timeout {
+	last := "none finished"
+	for {
 		rec := record.New(-1)
-		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		rctx, rcancel := context.WithTimeout(dctx, 30*time.Second)
 		b.Do(rctx, clock, record.Request{Prompt: "ready?", MaxTokens: 1}, &rec)
-		cancel()
+		rcancel()
 		if rec.OK() {
 			return time.Since(start), nil
 		}
-		last = rec.Error
-		if ctx.Err() != nil {
-			break
+		if rec.Error != "" && dctx.Err() == nil {
+			last = rec.Error
 		}
-		time.Sleep(500 * time.Millisecond)
+		t := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-dctx.Done():
+			t.Stop()
+			if err := ctx.Err(); err != nil {
+				return time.Since(start), fmt.Errorf("waiting for a first generation: %w", err)
+			}
+			return time.Since(start), fmt.Errorf("no 1-token generation succeeded within %v (last: %s)", timeout.Round(time.Millisecond), last)
+		}
 	}
-	return time.Since(start), fmt.Errorf("no 1-token generation succeeded within %v (last: %s)", timeout, last)
 }
 
 // create opens the result file (default under ./tokperf-results/) with a
@@ -544,13 +559,15 @@ func createUnique(base string, h results.Header) (string, *results.Writer, error
 	}
 }
 
-// sink writes records to w and keeps its first error.
-// It is safe for concurrent use (a sliced stage writes its slices from a
-// goroutine of its own).
+// sink writes records to w and keeps its first error, which it says on
+// warn at once (a full disk was told only at the run's end, hundreds of
+// requests later). It is safe for concurrent use (a sliced stage writes
+// its slices from a goroutine of its own).
 type sink struct {
-	w   *results.Writer
-	mu  sync.Mutex
-	err error
+	w    *results.Writer
+	warn io.Writer
+	mu   sync.Mutex
+	err  error
 }
 
 func (s *sink) write(rec record.Record) { s.keep(s.w.Write(rec)) }
@@ -560,6 +577,9 @@ func (s *sink) keep(err error) {
 	defer s.mu.Unlock()
 	if err != nil && s.err == nil {
 		s.err = err
+		if s.warn != nil {
+			fmt.Fprintf(s.warn, "tokperf: %v: the run goes on, its summary whole, but its result file holds nothing from here on\n", err)
+		}
 	}
 }
 

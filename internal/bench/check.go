@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -31,25 +32,16 @@ type CheckConfig struct {
 // result says whether the configuration passed.
 func Check(ctx context.Context, cfg CheckConfig, env *Env) (*check.Result, error) {
 	cfg.Target.KeepText = true
+	// --against is read or checked before the check runs, not after it.
+	other, err := savedAnswers(cfg)
+	if err != nil {
+		return nil, err
+	}
 	recs, setup, out, err := answers(ctx, cfg, env)
 	if err != nil {
 		return nil, err
 	}
-	var other []string
-	switch {
-	case strings.HasSuffix(cfg.Against, ".jsonl"):
-		// The outputs of an earlier check, saved in its result file.
-		_, saved, _, err := results.ReadAll(cfg.Against)
-		if err != nil {
-			return nil, fmt.Errorf("--against: %w", err)
-		}
-		other = make([]string, len(cfg.Items))
-		for _, r := range saved {
-			if r.ID >= 0 && r.ID < len(cfg.Items) {
-				other[r.ID] = r.Text
-			}
-		}
-	case cfg.Against != "":
+	if other == nil && cfg.Against != "" {
 		g := cfg
 		g.Target.URL, g.Out = cfg.Against, os.DevNull
 		theirs, _, _, err := answers(ctx, g, env)
@@ -64,6 +56,31 @@ func Check(ctx context.Context, cfg CheckConfig, env *Env) (*check.Result, error
 	res := check.Judge(cfg.Items, recs, other, cfg.MinAccuracy)
 	res.File, res.Setup = out, setup
 	return &res, nil
+}
+
+// savedAnswers are the outputs of an earlier check whose result file
+// --against names, by item; nil for a server's URL, which it checks.
+func savedAnswers(cfg CheckConfig) ([]string, error) {
+	if cfg.Against == "" {
+		return nil, nil
+	}
+	if !strings.HasSuffix(cfg.Against, ".jsonl") {
+		if u, err := url.Parse(cfg.Against); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, configErr("--against %q: want another server's http(s) URL or an earlier check's result file (.jsonl)", cfg.Against)
+		}
+		return nil, nil
+	}
+	_, saved, _, err := results.ReadAll(cfg.Against)
+	if err != nil {
+		return nil, fmt.Errorf("--against: %w", err)
+	}
+	other := make([]string, len(cfg.Items))
+	for _, r := range saved {
+		if r.ID >= 0 && r.ID < len(cfg.Items) {
+			other[r.ID] = r.Text
+		}
+	}
+	return other, nil
 }
 
 // answers sends the items and returns their records by item index.
@@ -87,7 +104,7 @@ func answers(ctx context.Context, cfg CheckConfig, env *Env) ([]record.Record, r
 	if err != nil {
 		return nil, record.Setup{}, "", err
 	}
-	file := &sink{w: w}
+	file := &sink{w: w, warn: env.progress()}
 	items := cfg.Items
 	r := &runner.Runner{
 		Backend: b, Clock: clock, Sink: file.write,

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -256,6 +257,12 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 	if rounds > 1 {
 		stem = fmt.Sprintf("%s-r%d", stem, repeat+1)
 	}
+	// Something already there would be measured in its place, then taken
+	// for this server dying when it ends.
+	if err := experiment.PortFree(c.URL, 0); err != nil {
+		o.Reason = fmt.Sprintf("not started: %v before its command ran (a server left by an earlier run? stop it, or give %s another port)", err, c.Name)
+		return o
+	}
 	p, err := experiment.StartLogged(c, filepath.Join(dir, stem+".log"))
 	if err != nil {
 		o.Reason = err.Error()
@@ -324,8 +331,11 @@ func runConfig(ctx context.Context, f *experiment.File, c experiment.Config, pla
 // says why not ("" once it does).
 func ready(ctx context.Context, c experiment.Config, p *experiment.Process, progress io.Writer) string {
 	timeout := time.Duration(c.ReadyTimeoutS * float64(time.Second))
-	// Ready: /health and /v1/models answer, unless the process ends first.
+	// Ready: /health and /v1/models answer, unless the process ends first;
+	// then one generation, all within the one timeout.
+	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	go func() {
 		select {
 		case <-p.Done():
@@ -334,7 +344,6 @@ func ready(ctx context.Context, c experiment.Config, p *experiment.Process, prog
 		}
 	}()
 	took, err := backend.WaitReady(rctx, backend.NewClient(2, nil), c.URL, "", timeout)
-	cancel()
 	if exited, how := p.Exited(); exited {
 		return "exited at start: " + how
 	}
@@ -343,16 +352,19 @@ func ready(ctx context.Context, c experiment.Config, p *experiment.Process, prog
 	}
 	// Answering /health is not generating: wait for one 1-token generation
 	// too, as --wait-ready does.
-	if server, models, err := backend.Detect(ctx, backend.NewClient(2, nil), c.URL, ""); err == nil {
+	if server, models, err := backend.Detect(rctx, backend.NewClient(2, nil), c.URL, ""); err == nil {
 		model := ""
 		if len(models) > 0 {
 			model = models[0]
 		}
 		b, err := backend.New(backend.Config{URL: c.URL, Endpoint: engine.DefaultEndpoint(server.Engine), Engine: server.Engine, Model: model})
 		if err == nil {
-			more, err := FirstGeneration(ctx, b, timeout)
+			more, err := FirstGeneration(rctx, b, timeout-time.Since(start))
 			b.Close()
-			if err != nil {
+			switch {
+			case err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+				return fmt.Sprintf("answered /health but did not generate within ready_timeout_s (%g s)", c.ReadyTimeoutS)
+			case err != nil:
 				return "answered /health but never generated: " + oneLine(err)
 			}
 			took += more

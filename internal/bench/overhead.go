@@ -82,7 +82,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 	if err != nil {
 		return nil, err
 	}
-	file := &sink{w: w}
+	file := &sink{w: w, warn: env.progress()}
 	r := &runner.Runner{
 		Backend: &paired{raw: raw, chat: chat, rawName: raw.Route(), chatName: chat.Route()},
 		Source:  func(i int) record.Request { return wl.Request(i / 2) },

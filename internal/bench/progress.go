@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/runner"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 // ProgressMode says how a stage's live progress is shown while it runs.
@@ -41,7 +42,10 @@ type live struct {
 	label string
 	total int           // measured requests, 0 for a timed stage
 	dur   time.Duration // a timed stage's length
-	start time.Time
+	// timeout is each request's (--timeout): what the requests still in
+	// flight after a timed stage's end may take.
+	timeout time.Duration
+	start   time.Time
 
 	done, errs, tokens atomic.Int64
 	e2eNs              atomic.Int64 // Σ E2E of the ok requests done, for the window
@@ -138,18 +142,26 @@ func (l *live) status(now time.Time) string {
 	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
 	switch {
 	case l.total > 0 && done > 0 && int(done) < l.total:
-		eta := time.Duration(float64(elapsed) * float64(l.total-int(done)) / float64(done))
+		// In float seconds, capped: the product overflows a Duration
+		// (a negative ETA) on huge counts.
+		eta := time.Duration(min(elapsed.Seconds()*float64(l.total-int(done))/float64(done), maxETA.Seconds()) * float64(time.Second))
 		if l.dur > 0 {
 			// A stage of the default size also ends when its time is up
 			// (the requests then in flight still finish).
 			eta = min(eta, max(0, l.dur-elapsed))
 		}
 		fmt.Fprintf(&b, ", ETA %s", seconds(eta))
+	case l.total == 0 && l.dur > 0 && elapsed >= l.dur && l.timeout > 0:
+		// Not "ETA 0.0 s" for as long as a stalled request holds the end.
+		fmt.Fprintf(&b, " of %s: none starts now; those in flight finish, each within --timeout %s", seconds(l.dur), seconds(l.timeout))
 	case l.total == 0 && l.dur > 0:
 		fmt.Fprintf(&b, " of %s, ETA %s", seconds(l.dur), seconds(max(0, l.dur-elapsed)))
 	}
 	return b.String()
 }
+
+// maxETA is the longest ETA shown: a year (a longer one says no more).
+const maxETA = 365 * 24 * time.Hour
 
 func seconds(d time.Duration) string {
 	if d >= 100*time.Second {
@@ -164,7 +176,7 @@ func (e *Env) live(label string, p runner.Plan) *live {
 	if e == nil || e.Live == ProgressOff {
 		return nil
 	}
-	l := &live{label: label, total: p.Requests, dur: p.Duration, start: time.Now()}
+	l := &live{label: label, total: p.Requests, dur: p.Duration, timeout: p.Timeout, start: time.Now()}
 	switch e.Live {
 	case ProgressLines:
 		l.lines(e.progress(), orDefault(e.LiveEvery, liveEvery))
@@ -205,7 +217,8 @@ func (l *live) lines(w io.Writer, every time.Duration) {
 // mpb's pace for a terminal, a refresh given also draws to a writer that
 // is not one (tests).
 func (l *live) bars(w io.Writer, refresh time.Duration) {
-	opts := []mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(30)}
+	// The bars are drawn with escape sequences: past term's escaping.
+	opts := []mpb.ContainerOption{mpb.WithOutput(term.Raw(w)), mpb.WithWidth(30)}
 	if refresh > 0 {
 		opts = append(opts, mpb.WithRefreshRate(refresh), mpb.WithAutoRefresh())
 	}

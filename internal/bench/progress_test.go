@@ -221,3 +221,32 @@ func TestProgressRateSmoothed(t *testing.T) {
 		t.Errorf("live tok/s ranged %.0f–%.0f, truth %.0f", lo, hi, truth)
 	}
 }
+
+// A huge request count's ETA is capped at a year, never negative (the
+// product of elapsed and requests left overflowed a Duration).
+func TestProgressETAOfAHugeStage(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := &live{label: "C=1", total: 9_000_000_000_000_000_000, start: time.Now()}
+		time.Sleep(10 * time.Second)
+		l.add(finished(50, record.StatusOK))
+		got := l.status(time.Now())
+		if !strings.HasSuffix(got, "ETA 31536000 s") {
+			t.Errorf("got %q, want the ETA capped at a year, 31536000 s", got)
+		}
+	})
+}
+
+// A timed stage past its end, a request still in flight (a server frozen
+// mid-stream), says what it waits for and how long it may, not "ETA 0.0 s".
+func TestProgressTimedDraining(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := &live{label: "C=1", dur: 10 * time.Second, timeout: 10 * time.Minute, start: time.Now()}
+		time.Sleep(30 * time.Second)
+		got := l.status(time.Now())
+		if !strings.HasSuffix(got, "30.0 s of 10.0 s: none starts now; those in flight finish, each within --timeout 600 s") {
+			t.Errorf("got %q, want it to say it waits for the requests in flight, up to the timeout", got)
+		}
+	})
+}

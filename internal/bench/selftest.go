@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -49,7 +50,13 @@ type SelftestConfig struct {
 // of streams, and compares what tokperf measured with the simulator's
 // ground truth, and tokperf's CPU cost with a bare reader's.
 func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selftest, error) {
-	dir, err := os.MkdirTemp("", "tokperf-selftest")
+	for _, old := range staleSelftestDirs(os.TempDir()) {
+		if os.RemoveAll(old.dir) == nil {
+			fmt.Fprintf(env.progress(), "selftest: removed %s, left by an earlier selftest (pid %d) that was killed\n", old.dir, old.pid)
+		}
+	}
+	// The pid in the name says whose it is, for the next one to tell.
+	dir, err := os.MkdirTemp("", fmt.Sprintf("tokperf-selftest-%d-", os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +91,7 @@ func Selftest(ctx context.Context, cfg SelftestConfig, env *Env) (*analyze.Selft
 	if err != nil {
 		return nil, err
 	}
-	file := &sink{w: w}
+	file := &sink{w: w, warn: progress}
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
 		if err != nil {
@@ -229,7 +236,9 @@ func startSimProcess(ctx context.Context, exe, profile string) (string, func(), 
 	if err := cmd.Start(); err != nil {
 		return "", nil, nil, fmt.Errorf("starting the simulator: %w", err)
 	}
+	experiment.Track(cmd.Process)
 	stop := func() {
+		defer experiment.Untrack(cmd.Process)
 		experiment.SignalGroup(cmd.Process, false)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -434,4 +443,37 @@ func bareReader(ctx context.Context, url string, streams, tokens int) (wave func
 		return chunks
 	}
 	return wave, client.CloseIdleConnections
+}
+
+// staleDir is a selftest's folder whose process is gone.
+type staleDir struct {
+	dir string
+	pid int
+}
+
+// staleSelftestDirs are the folders in tmp of selftests that were killed
+// before they removed them: named tokperf-selftest-PID-…, PID no longer
+// running. None where a process cannot be probed (Windows).
+func staleSelftestDirs(tmp string) []staleDir {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "tokperf-selftest-*-*"))
+	var out []staleDir
+	for _, d := range dirs {
+		f, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "tokperf-selftest-"), "-")
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			continue
+		}
+		// Another user's live process answers EPERM: not stale.
+		if err := p.Signal(syscall.Signal(0)); err != nil && !errors.Is(err, os.ErrPermission) {
+			out = append(out, staleDir{d, pid})
+		}
+	}
+	return out
 }

@@ -98,7 +98,7 @@ func prepared(n, count int) int {
 // (shard.Merge), in the order their first file was given; any other file
 // is a run of its own, as ReadRun reads it.
 func ReadRuns(ctx context.Context, paths []string, samples bool) ([]*analyze.Run, error) {
-	groups, err := shard.Group(paths)
+	groups, err := shard.Group(ctx, paths)
 	if err != nil {
 		return nil, err
 	}

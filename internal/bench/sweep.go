@@ -459,7 +459,7 @@ func (s *sweep) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.out, s.file = out, &sink{w: w}
+	s.out, s.file = out, &sink{w: w, warn: s.env.progress()}
 	s.fold = analyze.NewFold(s.setup, out)
 	s.feed = newTwinFeed(s.setup)
 	source := s.cfg.Workload.Request

@@ -35,6 +35,28 @@ type TwinConfig struct {
 
 // Twin fits the twin and predicts as cfg asks.
 func Twin(ctx context.Context, cfg TwinConfig) (*analyze.Twin, error) {
+	// The replays take no context: a large level runs for minutes, and
+	// Ctrl-C must end the command then, not after them. The replay's
+	// goroutine is left to end with the process (its result unread).
+	type result struct {
+		m   *analyze.Twin
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := twinOf(ctx, cfg)
+		done <- result{m, err}
+	}()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("replaying: %w", ctx.Err())
+	}
+}
+
+// twinOf is Twin's work: the fit, the predictions, the profile written.
+func twinOf(ctx context.Context, cfg TwinConfig) (*analyze.Twin, error) {
 	var in twin.Input
 	var run *analyze.Run // nil for a published table: nothing to gate
 	var err error

@@ -42,8 +42,8 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if len(conc) != 1 {
 		return usagef("check runs at one level: give one -c value")
 	}
-	if *n < 0 || *maxTokens < 1 || *minAcc < 0 || *minAcc > 1 {
-		return usagef("-c and --max-tokens must be positive, --questions not negative, --min-accuracy in [0, 1]")
+	if err := checkCounts(*n, *maxTokens, *minAcc); err != nil {
+		return err
 	}
 	items := check.Items(*seed, *n)
 	if *evalFile != "" {
@@ -68,4 +68,15 @@ func checkCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return errCheckFailed
 	}
 	return nil
+}
+
+// checkCounts holds check's counts and share to their ranges.
+func checkCounts(questions, maxTokens int, minAcc float64) error {
+	if questions < 0 || maxTokens < 1 || minAcc < 0 || minAcc > 1 {
+		return usagef("-c and --max-tokens must be positive, --questions not negative, --min-accuracy in [0, 1]")
+	}
+	if err := within("--questions", questions, 0, maxQuestions); err != nil {
+		return err
+	}
+	return within("--max-tokens", maxTokens, 1, maxOutTokens)
 }

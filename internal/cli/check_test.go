@@ -69,3 +69,18 @@ func TestCheckAgainstFile(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errw)
 	}
 }
+
+// A bad --against is refused before the check runs: a missing result file
+// or a value that is neither a URL nor one (the check ran whole first).
+func TestCheckAgainstCheckedFirst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ against, want string }{
+		{t.TempDir() + "/missing.jsonl", "--against: "},
+		{"server:8000", `--against "server:8000": want another server's http(s) URL`},
+	} {
+		out, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "4", "--against", tc.against, "-o", t.TempDir()+"/c.jsonl")
+		if code == 0 || !strings.Contains(errw, tc.want) || strings.Contains(errw+out, "outputs:") {
+			t.Errorf("--against %s: exit %d, stderr %q; want it refused before the check ran", tc.against, code, errw)
+		}
+	}
+}

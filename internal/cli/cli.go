@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 // version is set by the release build (-ldflags -X); otherwise the
@@ -99,16 +100,18 @@ const (
 	exitOK          = 0   // ran; every request ok (or within --max-error-rate)
 	exitCouldNotRun = 1   // could not run: no server, every request failed, a bad file, an I/O error
 	exitUsage       = 2   // the command line is wrong
-	exitSomeFailed  = 3   // ran, but more requests failed than --max-error-rate allows
+	exitSomeFailed  = 3   // ran, but more requests failed than --max-error-rate allows, or some experiment configuration failed
 	exitVerdictFail = 4   // ran, and the verdict is a failure: a check failed, no experiment configuration passed
 	exitWithheld    = 5   // --strict: ran, but a verdict was withheld (a stage it rests on was not measured validly)
 	exitInterrupted = 130 // stopped by a signal; what finished is kept and summarised
 )
 
 // Run runs tokperf with args (without the program name) and returns the
-// exit code (exitOK … exitInterrupted).
+// exit code (exitOK … exitInterrupted). Everything it writes goes through
+// term.Writer: a server's text cannot drive the terminal, and a reader
+// that went away (a closed pipe) ends the output, not the measurement.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, args, &env{stdin: stdin, stdout: stdout, stderr: stderr, bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
+	return run(ctx, args, &env{stdin: stdin, stdout: term.NewWriter(stdout), stderr: term.NewWriter(stderr), bench: bench.Env{Getenv: os.Getenv}, tty: isTerminal(stdout), errTTY: isTerminal(stderr)})
 }
 
 // isTerminal says whether w is a terminal: a character device other than
@@ -218,8 +221,20 @@ func run(ctx context.Context, args []string, e *env) int {
 	} else {
 		err = usagef("unknown command %q%s", cmd, didYouMean(cmd))
 	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) && !errors.Is(err, errCheckFailed) {
+		// Stopped by a signal before a summary (during detection, a
+		// dataset's read): whatever the error became on its way up.
+		err = &stopped{err}
+	}
 	return exitCode(cmd, err, e)
 }
+
+// stopped is an error of a command a signal stopped before its summary:
+// exit 130, said as interrupted.
+type stopped struct{ err error }
+
+func (s *stopped) Error() string { return "interrupted: " + oneLine(s.err) }
+func (s *stopped) Unwrap() error { return s.err }
 
 // didYouMean is ": did you mean X?" for the command nearest cmd, or the
 // list of commands.
@@ -251,6 +266,12 @@ func exitCode(cmd string, err error, e *env) int {
 		return exitWithheld
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(e.stderr, "tokperf: interrupted; the summary above covers the requests that finished")
+		return exitInterrupted
+	case errors.As(err, new(*configsFailed)):
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
+		return exitSomeFailed
+	case errors.As(err, new(*stopped)):
+		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &ce):
 		fmt.Fprintf(e.stderr, "tokperf %s: %v\n", cmd, err)

@@ -144,8 +144,8 @@ func TestOverheadRecoversChatCost(t *testing.T) {
 //
 // Serial: real time: tokperf's accuracy against a simulator process.
 func TestSelftest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a simulator process")
+	if os.Getenv("TOKPERF_REALTIME") == "" {
+		t.Skip("real time: its accuracy verdict is the machine's idleness; TOKPERF_REALTIME=1 runs it (.ci/run does, on its own)")
 	}
 	out, errw, code := runCLI(t, "selftest", "--streams", "4,16", "--tokens", "20", "--stream-rate", "50", "--min-chunks", "200", "-o", t.TempDir()+"/s.jsonl")
 	if code != 0 {

@@ -76,7 +76,34 @@ func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error
 	if res.Passed == 0 {
 		return errCheckFailed // no configuration passed: the verdict above says so
 	}
-	return nil
+	return someFailed(res)
+}
+
+// configsFailed ends an experiment some of whose configurations failed
+// (could not start, were not ready, failed a required check) while others
+// passed: exit 3, as a run some of whose requests failed.
+type configsFailed struct {
+	names []string
+	total int
+}
+
+func (e *configsFailed) Error() string {
+	return fmt.Sprintf("%d of %d configurations failed: %s (the comparison above is of the others)", len(e.names), e.total, strings.Join(e.names, ", "))
+}
+
+// someFailed is a configsFailed naming the configurations that did not
+// pass, nil when every one did.
+func someFailed(res *analyze.Experiment) error {
+	var names []string
+	for _, c := range res.Configs {
+		if !c.OK {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &configsFailed{names, len(res.Configs)}
 }
 
 // experimentDir is the folder an experiment writes to: the one -o names,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -52,11 +53,14 @@ func TestExperimentEndToEnd(t *testing.T) {
 	cmd := exec.Command(bin, "experiment", file, "-o", filepath.Join(dir, "out"))
 	cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("experiment: %v\n%s", err, out)
+	// Four of five failed: exit 3, naming them.
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitSomeFailed {
+		t.Fatalf("experiment: %v, want exit %d\n%s", err, exitSomeFailed, out)
 	}
 	text := string(out)
 	for _, want := range []string{
+		"4 of 5 configurations failed: exits, never-ready, dies, wrong",
 		"good: ok; stopped in",
 		"GPU memory released after",
 		"exits: failed (exited at start: exit status",

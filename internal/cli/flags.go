@@ -242,8 +242,30 @@ func (f *targetFlags) check() error {
 		if f.apiKey = strings.TrimSpace(string(b)); f.apiKey == "" {
 			return usagef("--api-key-file %s is empty", f.apiKeyFile)
 		}
+		if bad := badKey(f.apiKey); bad != "" {
+			return usagef("--api-key-file %s: %s", f.apiKeyFile, bad)
+		}
+	}
+	if bad := badKey(f.apiKey); bad != "" {
+		return usagef("--api-key: %s", bad)
 	}
 	return nil
+}
+
+// badKey says what is wrong with an API key that cannot go in a header:
+// several lines (a file of several keys, or of JSON), a control
+// character or a byte that is not printable ASCII; "" for a good one.
+// A line break would also end the header early in the lean client.
+func badKey(key string) string {
+	if n := strings.Count(key, "\n") + 1; n > 1 {
+		return fmt.Sprintf("%d lines: want the key alone, on one line", n)
+	}
+	for _, c := range []byte(key) {
+		if c < 0x21 || c > 0x7e {
+			return fmt.Sprintf("a byte 0x%02x (a space, a control character or not ASCII): want the key alone", c)
+		}
+	}
+	return ""
 }
 
 // warn says what the flags risk: a key on the command line is visible to
@@ -490,6 +512,8 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("give --dataset or --corpus, not both")
 	case f.duration < 0:
 		return usagef("--duration must not be negative")
+	case f.duration > 0 && (f.duration < minDuration || f.duration > maxDuration):
+		return usagef("--duration %v: want %v to %v (a stage shorter than a second measures nothing)", f.duration, minDuration, maxDuration)
 	case f.timeout <= 0:
 		return usagef("--timeout must be positive")
 	case f.sloTTFT < 0 || f.sloTPOT < 0 || f.sloE2E < 0:
@@ -518,6 +542,9 @@ func (f *loadFlags) check(fs *flagSet) error {
 // the table shows of them.
 func (f *loadFlags) checkSizes() error {
 	if _, err := percentiles(f.percentiles); err != nil {
+		return err
+	}
+	if err := eachWithin("--requests", f.requests, 0, maxRequests); err != nil {
 		return err
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 const quietHelp = "no live progress (by default each stage shows requests done, tok/s, errors, elapsed and ETA: redrawn in place on a terminal, a line every 5 s when stderr is a file or pipe)"
@@ -15,7 +16,7 @@ const quietHelp = "no live progress (by default each stage shows requests done, 
 // nothing), nothing with --quiet or when stderr is no file at all (a
 // caller's buffer: tests, embedding).
 func liveMode(stderr io.Writer, quiet bool) bench.ProgressMode {
-	f, ok := stderr.(*os.File)
+	f, ok := term.Raw(stderr).(*os.File)
 	if quiet || !ok {
 		return bench.ProgressOff
 	}

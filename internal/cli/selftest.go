@@ -31,6 +31,15 @@ func selftestCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if !(*rate > 0) || *tokens < 2 {
 		return usagef("--stream-rate must be positive and --tokens at least 2")
 	}
+	if err := within("--tokens", *tokens, 2, maxOutTokens); err != nil {
+		return err
+	}
+	if err := within("--min-chunks", *minChunks, 0, maxRequests); err != nil {
+		return err
+	}
+	if err := eachWithin("--streams", levels, 1, maxLevel); err != nil {
+		return err
+	}
 	res, err := bench.Selftest(ctx, bench.SelftestConfig{Streams: levels, StreamRate: *rate, Tokens: *tokens, MinChunks: *minChunks,
 		Bare: *bare, CPUProfile: *cpuprofile, Out: *out}, e.progress(nil))
 	if err != nil {

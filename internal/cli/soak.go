@@ -42,8 +42,8 @@ func (f *stabilityFlags) check(l *loadFlags) error {
 		return usagef("--slice %v with --duration %v: a stability verdict needs at least 6 slices after the warm-up one", f.slice, l.duration)
 	case f.slice > 0 && l.untilSaturated:
 		return usagef("--slice does not mix with --until-saturated: slice a fixed set of levels")
-	case f.repeat < 1:
-		return usagef("--repeat %d: want 1 or more", f.repeat)
+	case f.repeat < 1 || f.repeat > maxRepeat:
+		return usagef("--repeat %d: want 1 or more, at most %d", f.repeat, maxRepeat)
 	case f.repeat > 1 && f.slice > 0:
 		return usagef("--repeat with --slice: repeat short stages, or slice one long one, not both")
 	case f.repeat > 1 && l.untilSaturated:

@@ -60,7 +60,7 @@ func TestSoakFlagErrors(t *testing.T) {
 		{[]string{"soak", "-c", "1,2"}, "soak is one stage"},
 		{[]string{"run", "--slice", "1m"}, "--slice needs --duration"},
 		{[]string{"sweep", "--slice", "1m", "--duration", "10m", "--until-saturated"}, "does not mix with --until-saturated"},
-		{[]string{"run", "--repeat", "0"}, "--repeat 0: want 1 or more"},
+		{[]string{"run", "--repeat", "0"}, "--repeat 0: want 1 or more, at most 1000"},
 		{[]string{"run", "--slice", "10ms", "--duration", "1m"}, "under a second"},
 	} {
 		_, errw, code := runVirtual(t, tc.args...)

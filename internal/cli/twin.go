@@ -86,5 +86,16 @@ func (f *twinFlags) check(cmd string, paths []string) error {
 	case f.ttft < 0 || f.tpot < 0 || f.e2e < 0 || f.cfg.Requests < 0 || (cmd == "predict" && f.cfg.MaxConc < 1):
 		return usagef("SLOs, --requests and --max-concurrency must be positive")
 	}
+	if err := eachWithin("-c", f.levels, 1, maxPredict); err != nil {
+		return err
+	}
+	if err := within("--requests", f.cfg.Requests, 0, maxPredictReqs); err != nil {
+		return err
+	}
+	if cmd == "predict" {
+		if err := within("--max-concurrency", f.cfg.MaxConc, 1, maxPredict); err != nil {
+			return err
+		}
+	}
 	return checkFormat(f.format)
 }

@@ -183,10 +183,22 @@ func (f *File) fill() error {
 			return yamlfile.Fieldf(at+".command", "with shell: true, give one command line")
 		case c.ReadyTimeoutS < 0 || c.GraceS < 0:
 			return yamlfile.Fieldf(at, "timeouts must not be negative")
+		case !(c.ReadyTimeoutS <= maxWaitS):
+			// Past ~292 years a time.Duration overflows: "not ready" at once.
+			return yamlfile.Fieldf(at+".ready_timeout_s", "%g: want 0 (600) to %d (a day)", c.ReadyTimeoutS, maxWaitS)
+		case !(c.GraceS <= maxWaitS):
+			return yamlfile.Fieldf(at+".grace_s", "%g: want 0 (10) to %d (a day)", c.GraceS, maxWaitS)
 		}
 		u, err := url.Parse(c.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "" {
 			return yamlfile.Fieldf(at+".url", "%q is not an http(s) URL with a host and port", c.URL)
+		}
+		if c.Dir != "" {
+			// Else the start fails as "fork/exec …: no such file or
+			// directory", naming the program, not the folder.
+			if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+				return yamlfile.Fieldf(at+".dir", "%q is not a directory here (the command runs in it)", c.Dir)
+			}
 		}
 		names[c.Name] = true
 		if c.ReadyTimeoutS == 0 {
@@ -239,6 +251,9 @@ func (f *File) fill() error {
 	return nil
 }
 
+// maxWaitS bounds ready_timeout_s and grace_s: a day.
+const maxWaitS = 86400
+
 // Process is a started configuration.
 type Process struct {
 	Config Config
@@ -279,15 +294,19 @@ func StartLogged(c Config, logPath string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = log, log
+	out := newCapped(log, logKeep)
+	cmd.Stdout, cmd.Stderr = out, out
+	// A daemon that keeps the server's output open does not hold Wait.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.Name, err)
 	}
+	Track(cmd.Process)
 	p := &Process{Config: c, Log: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
-		log.Close()
+		out.Close()
 		close(p.done)
 	}()
 	return p, nil
@@ -331,6 +350,7 @@ func (p *Process) Stop(grace time.Duration) time.Duration {
 	}
 	// Children that outlived their leader go too.
 	SignalGroup(p.cmd.Process, true)
+	Untrack(p.cmd.Process)
 	return time.Since(start)
 }
 

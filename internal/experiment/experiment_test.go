@@ -62,6 +62,9 @@ func TestParseErrors(t *testing.T) {
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    colour: red\n", "f.yaml:5:"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrepeat: -1\n", "f.yaml:5: repeat: must be 0..100, got -1"},
 		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\nrestart_between_repeats: true\n", "f.yaml:5: restart_between_repeats: needs repeat: 2 or more"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    dir: /no/such/dir\n", `f.yaml:5: configs[0].dir: "/no/such/dir" is not a directory here`},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    ready_timeout_s: 1e10\n", "f.yaml:5: configs[0].ready_timeout_s: 1e+10: want 0 (600) to 86400"},
+		{"configs:\n  - name: a\n    command: [x]\n    url: http://h:1\n    grace_s: 1e300\n", "configs[0].grace_s: 1e+300: want"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

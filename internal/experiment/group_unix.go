@@ -9,8 +9,12 @@ import (
 )
 
 // OwnGroup starts cmd in a process group of its own, so stopping it stops
-// whatever it started too (a shell's children, a server's workers).
-func OwnGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// whatever it started too (a shell's children, a server's workers), and on
+// Linux has the kernel kill it when tokperf dies, however (deathSignal).
+func OwnGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	deathSignal(cmd.SysProcAttr)
+}
 
 // SignalGroup sends SIGTERM (or SIGKILL with kill) to the group p leads.
 func SignalGroup(p *os.Process, kill bool) {

@@ -24,6 +24,7 @@ import (
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/stats"
 	"github.com/tokperf/tokperf/internal/summary"
+	"github.com/tokperf/tokperf/internal/term"
 )
 
 // Reporter writes one rendering of a result.
@@ -66,6 +67,9 @@ func Render(w io.Writer, format string, result any) error {
 	rep, err := make(result)
 	if err != nil {
 		return err
+	}
+	if format == "png" {
+		w = term.Raw(w) // bytes, not text
 	}
 	return rep(w)
 }

@@ -3,6 +3,8 @@ package shard
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,12 +18,14 @@ import (
 
 // Group puts result files in runs: the files that are shards of one run
 // (the same run id in their headers) together, in the order their first
-// file was given; any other file (a whole run's, another tool's) alone.
-func Group(paths []string) ([][]string, error) {
+// file was given; any other file (a whole run's, another tool's, a named
+// pipe, which can be read only once) alone. Reading the headers stops when
+// ctx is done.
+func Group(ctx context.Context, paths []string) ([][]string, error) {
 	var out [][]string
 	byID := map[string]int{} // a run id's place in out
 	for _, p := range paths {
-		sh, err := of(p)
+		sh, err := of(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -41,12 +45,17 @@ func Group(paths []string) ([][]string, error) {
 }
 
 // of is the shard record of a tokperf result file's header, nil for a
-// file of a whole run or another tool's.
-func of(path string) (*record.Shard, error) {
+// file of a whole run or another tool's, and for a named pipe: its header
+// read here would be gone for the run's reader (and the open waited for
+// its writer without end, deaf to Ctrl-C).
+func of(ctx context.Context, path string) (*record.Shard, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		return nil, nil
+	}
 	if tool, err := foreign.Sniff(path); err == nil && tool != "" {
 		return nil, nil
 	}
-	r, f, err := results.Open(path)
+	r, f, err := results.OpenContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}

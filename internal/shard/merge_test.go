@@ -259,7 +259,7 @@ func TestMergedReportNamesLateAndSkewedShards(t *testing.T) {
 // readRuns is what bench.ReadRuns does with the files of sharded runs:
 // each group of files of one run merged into one.
 func readRuns(ctx context.Context, paths []string, samples bool) ([]*analyze.Run, error) {
-	groups, err := Group(paths)
+	groups, err := Group(ctx, paths)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@
 //	b := shard.NewBarrier(c, shard.ClockOffset(ctx, client, url).Offset())
 //	at, err := b.Wait(ctx, 0)                                  // stage 0 starts then, on the server's clock
 //	…
-//	groups, err := shard.Group(paths)                          // later, the N files
+//	groups, err := shard.Group(ctx, paths)                     // later, the N files
 //	run, err := shard.Merge(ctx, groups[0], false)             // one run, with a table of the shards
 package shard
 

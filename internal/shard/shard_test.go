@@ -135,8 +135,8 @@ func TestClockOffsetFromDateHeaders(t *testing.T) {
 //
 // Serial: real time: a clock offset within a probe's round trip.
 func TestClockOffsetLoopback(t *testing.T) {
-	if testing.Short() {
-		t.Skip("2.5 s of real time")
+	if os.Getenv("TOKPERF_REALTIME") == "" {
+		t.Skip("real time: a busy machine's scheduling is its whole error; TOKPERF_REALTIME=1 runs it (.ci/run does, on its own)")
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -85,6 +86,37 @@ func FuzzRequests(f *testing.F) {
 		s.Handler().ServeHTTP(w, req)
 		if w.Code == 0 {
 			t.Fatal("no status")
+		}
+	})
+}
+
+// FuzzTokenize: every body to /tokenize and /detokenize, under both engines
+// that have them (vLLM's "prompt", llama.cpp's "content") and with the
+// word tokenizer, gets a JSON answer: 200 with the fields, or 400 saying
+// why; never a panic.
+func FuzzTokenize(f *testing.F) {
+	for _, seed := range []string{`{"prompt":"hello world"}`, `{"content":"a b c"}`, `{"tokens":[1,2,3]}`, `{"tokens":[-1,99999999999]}`, `{"prompt":5}`, `{"tokens":"x"}`, `[]`, ``, `{"prompt":"\u0000\ud800"}`} {
+		f.Add(false, false, seed)
+		f.Add(true, true, seed)
+	}
+	servers := map[bool]*Server{}
+	for _, llama := range []bool{false, true} {
+		p := mustProfile(f, "tiny")
+		if llama {
+			p.Engine = "llamacpp"
+		}
+		servers[llama] = New(p, Options{NoTrace: true})
+	}
+	f.Fuzz(func(t *testing.T, llama, detokenize bool, body string) {
+		route := "/tokenize"
+		if detokenize {
+			route = "/detokenize"
+		}
+		w := httptest.NewRecorder()
+		servers[llama].Handler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, route, strings.NewReader(body)))
+		var v map[string]any
+		if (w.Code != 200 && w.Code != 400) || json.Unmarshal(w.Body.Bytes(), &v) != nil {
+			t.Fatalf("%s %q: HTTP %d %.200q, want 200 or 400 with a JSON answer", route, body, w.Code, w.Body.String())
 		}
 	})
 }

@@ -125,18 +125,47 @@ type arrivedKey struct{}
 
 // stamp notes when a request reached the server, before its body is read,
 // so the ground truth's TTFT starts where the server's own view does.
+//
+// The body is read here, whole, within bodyTimeout and maxBody: a client
+// that sends it slowly or without end holds a connection (a descriptor)
+// and memory for that long and no longer.
 func (s *Server) stamp(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), arrivedKey{}, time.Now())
-	if s.traceWire && r.Body != nil {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
-		if err != nil {
-			openAIError(w, 400, "reading the request body: "+err.Error())
+	if r.Body != nil && r.Body != http.NoBody {
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
+		if err == nil {
+			// Cleared once read: a deadline left on the connection would
+			// end the stream when it passed. Left on a failed read, it
+			// ends the connection rather than a wait for the rest.
+			rc.SetReadDeadline(time.Time{})
+		}
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			openAIError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: no prompt within the %d-token context needs more", tooBig.Limit, s.p.ContextLength))
+			return
+		case err != nil:
+			openAIError(w, 400, fmt.Sprintf("reading the request body (within %v): %v", bodyTimeout, err))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		ctx = context.WithValue(ctx, bodyKey{}, body)
+		if s.traceWire {
+			ctx = context.WithValue(ctx, bodyKey{}, body)
+		}
 	}
 	s.mux.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// bodyTimeout bounds the reading of a request's body.
+const bodyTimeout = 30 * time.Second
+
+// maxBody bounds a request's body by what the longest prompt of the
+// context could take (32 bytes a token covers escaped text and token id
+// lists) plus 1 MiB for the rest, and by 64 MiB.
+func (s *Server) maxBody() int64 {
+	return min(64<<20, 1<<20+32*int64(max(s.p.ContextLength, 0)))
 }
 
 type bodyKey struct{}

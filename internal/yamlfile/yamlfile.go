@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,6 +108,12 @@ func scan(file string, data []byte) error {
 	for i, t := range tokens {
 		pos := t.Position
 		switch t.Type {
+		case token.DocumentHeaderType:
+			// The library reads the first document and drops the rest
+			// without a word.
+			if slices.ContainsFunc(tokens[:i], func(t *token.Token) bool { return t.Type != token.CommentType }) {
+				return fmt.Errorf("%s:%d: a second YAML document (---): tokperf reads one a file; give the other a file of its own", file, pos.Line)
+			}
 		case token.AnchorType, token.AliasType:
 			return fmt.Errorf("%s:%d:%d: anchors and aliases (& and *) are not supported: write the values out", file, pos.Line, pos.Column)
 		case token.TagType:

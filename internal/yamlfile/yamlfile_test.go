@@ -89,6 +89,8 @@ func TestHostile(t *testing.T) {
 		{"infinite figure", "decode:\n  table:\n    - batch: 1\n      step_ms: 2\n    - batch: 2\n      step_ms: .inf\n", "f.yaml:6: decode.table[1].step_ms: must be a finite number"},
 		{"NaN figure", "points:\n  - {c: 1, tok_s: .nan}\n", "f.yaml:2: points[0].tok_s: must be a finite number"},
 		{"negative infinity", "decode: {table: [{batch: 1, step_ms: -.Inf}]}\n", "f.yaml:1: decode.table[0].step_ms: must be a finite number"},
+		{"second document", "name: a\n---\nname: b\n", "f.yaml:2: a second YAML document (---)"},
+		{"second document after a header", "---\nname: a\n---\nname: b\n", "f.yaml:3: a second YAML document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v figures
@@ -104,7 +106,7 @@ func TestHostile(t *testing.T) {
 // quoted string holding brackets and ampersands is no anchor or nesting.
 func TestPlain(t *testing.T) {
 	t.Parallel()
-	in := "name: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
+	in := "# a comment\n---\nname: \"a & b *c !d\" # [[[[ & *\ndecode:\n  table:\n    - {batch: 1, step_ms: 2.5}\n    - batch: 2\n      step_ms: 1e3\nconfigs:\n  - name: it's [1]\n    command: [sh, -c, 'echo [x] & wait']\n"
 	var v figures
 	if err := Decode("f.yaml", []byte(in), &v); err != nil {
 		t.Fatal(err)
@@ -112,4 +114,18 @@ func TestPlain(t *testing.T) {
 	if v.Name != "a & b *c !d" || len(v.Decode.Table) != 2 || v.Decode.Table[1].StepMs != 1000 || v.Configs[0].Command[2] != "echo [x] & wait" {
 		t.Errorf("decoded %+v", v)
 	}
+}
+
+// FuzzDecode: whatever the bytes, Decode returns (an error naming the file,
+// or a value) and never panics or runs away.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{"name: a\n", "---\nname: a\n---\nb: 1\n", "decode: {table: [{batch: 1, step_ms: 2}]}\n", "a: &x 1\nb: *x\n", "k: !t\n", "- - - x\n", "name: \"a\\u0000\"\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var v figures
+		if err := Decode("fuzz.yaml", in, &v); err != nil && !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error without the file name: %v", err)
+		}
+	})
 }
