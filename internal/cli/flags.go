@@ -481,23 +481,13 @@ func (f *loadFlags) check(fs *flagSet) error {
 	}
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
-	if err := f.vllm.apply(fs, f); err != nil {
-		return err
-	}
-	if err := f.targetFlags.check(); err != nil {
-		return err
-	}
-	if err := checkFormat(f.format); err != nil {
-		return err
-	}
-	if err := f.traceFlags.check(f); err != nil {
-		return err
-	}
-	if err := f.convFlags.check(f); err != nil {
-		return err
-	}
-	if err := f.checkSizes(); err != nil {
-		return err
+	for _, check := range []func() error{
+		func() error { return f.vllm.apply(fs, f) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
+		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, f.checkSizes,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if f.sharedPrefix != 0 && (f.sharedPrefix < 0 || f.sharedPrefix >= f.inputTokens.n()) {
 		return usagef("--shared-prefix must be below --input-tokens")
