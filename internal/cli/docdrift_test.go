@@ -155,3 +155,35 @@ func TestProseFiguresAreTheCodes(t *testing.T) {
 		}
 	}
 }
+
+// The worked example's file shown in docs/experiments.md is
+// examples/seed-loop.yaml as shipped (its comments aside).
+func TestExperimentGuideShowsTheExample(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(pkgDir, "..", "..")
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "experiments.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := os.ReadFile(filepath.Join(root, "examples", "seed-loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(string(ex)), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			want = append(want, l)
+		}
+	}
+	s := string(guide)
+	i := strings.Index(s, "## The worked example")
+	a := strings.Index(s[i:], "```yaml\n")
+	if i < 0 || a < 0 {
+		t.Fatal("docs/experiments.md has no worked example with a yaml block")
+	}
+	body := s[i+a+len("```yaml\n"):]
+	body = body[:strings.Index(body, "```")]
+	if got := strings.TrimSpace(body); got != strings.TrimSpace(strings.Join(want, "\n")) {
+		t.Errorf("docs/experiments.md shows a seed loop other than examples/seed-loop.yaml's:\n%s", got)
+	}
+}
