@@ -315,11 +315,46 @@ func (e *Experiment) representative() LoopVerdict {
 	case differ:
 		v.Answer = "differ"
 		v.Text = "representative: the headline moves with the workload — " + strings.Join(parts, "; ")
+	case unresolved(v.Figures) != "":
+		// No difference found, but none this small could have been: the
+		// stages were too short to say the workloads agree.
+		v.Answer = "cannot answer"
+		v.Text = "representative: cannot tell — " + unresolved(v.Figures) + "; run longer stages (max_stage_time, requests) or repeats: " + strings.Join(parts, "; ")
 	default:
 		v.Answer = "same"
 		v.Text = "representative: no significant difference between the workloads — " + strings.Join(parts, "; ")
 	}
 	return v
+}
+
+// Unresolved is the widest a ratio's interval may be (its half width, in
+// ratio) for "no significant difference" to mean the two agree.
+const Unresolved = 0.25
+
+// unresolved says which ratio among figs could not have resolved a
+// difference of Unresolved ("C=32 resolves only ±1200%"); "" when each
+// could.
+func unresolved(figs []VerdictFigure) string {
+	worst, at := 0.0, 0
+	for _, f := range figs {
+		if f.Name != "ratio" {
+			continue
+		}
+		half := math.Inf(1)
+		if f.Lo != nil && f.Hi != nil && *f.Lo > 0 {
+			half = math.Sqrt(*f.Hi / *f.Lo) - 1
+		}
+		if half > worst {
+			worst, at = half, f.Concurrency
+		}
+	}
+	switch {
+	case worst <= Unresolved:
+		return ""
+	case math.IsInf(worst, 1):
+		return fmt.Sprintf("C=%d had too few requests for an interval", at)
+	}
+	return fmt.Sprintf("C=%d resolves only %s", at, Pct(worst))
 }
 
 // aggregateCI is a 95% interval of a stage's aggregate tok/s from its

@@ -303,3 +303,26 @@ func TestVerdictSaysItsDataset(t *testing.T) {
 		}
 	}
 }
+
+// "No significant difference" is said only where a difference of
+// Unresolved could have been seen; a ratio of 0.90× [0.07, 11.92] says the
+// stages were too short to tell.
+func TestUnresolvedRatioCannotTell(t *testing.T) {
+	t.Parallel()
+	f := func(v, lo, hi float64) VerdictFigure {
+		return VerdictFigure{Name: "ratio", Concurrency: 32, Value: v, Lo: &lo, Hi: &hi, Significant: boolp(false)}
+	}
+	for _, tc := range []struct {
+		figs []VerdictFigure
+		want string
+	}{
+		{[]VerdictFigure{f(0.90, 0.07, 11.92)}, "C=32 resolves only ±1204.9%"},
+		{[]VerdictFigure{f(1.01, 0.95, 1.07)}, ""},
+		{[]VerdictFigure{{Name: "ratio", Concurrency: 8, Value: 1.1}}, "C=8 had too few requests for an interval"},
+		{[]VerdictFigure{f(1.01, 0.95, 1.07), {Name: "aggregate_tok_s", Value: 100}}, ""},
+	} {
+		if got := unresolved(tc.figs); (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.figs, got, tc.want)
+		}
+	}
+}

@@ -203,7 +203,9 @@ func TestExperimentEndsWithFourShortVerdicts(t *testing.T) {
 	if want := "fair: withheld — seed/sweep: C=32 was measured on a starved simulator (17.7% of its steps late)"; last[2] != want {
 		t.Errorf("withheld: %q, want the first measured cause: %q", last[2], want)
 	}
-	if !strings.Contains(last[1], "seed-mtp / seed: C=1 ") || !strings.Contains(last[0], "seed C=") {
+	// The fixture's stages are too short to tell the workloads apart: the
+	// line says so, naming the level, instead of "no difference".
+	if !strings.Contains(last[1], "seed-mtp / seed: C=1 ") || !strings.HasPrefix(last[0], "representative: cannot tell — C=") {
 		t.Errorf("the short lines lack their key numbers:\n%s", strings.Join(last, "\n"))
 	}
 }
