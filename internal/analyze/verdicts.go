@@ -519,10 +519,13 @@ func (e *Experiment) fair() LoopVerdict {
 		arith := "no level shared with the baseline"
 		if len(b.Ratios) > 0 {
 			r := b.Ratios[len(b.Ratios)-1]
-			arith = fmt.Sprintf("C=%d %.1f / %.1f = %.2f× aggregate", r.C, r.Run, r.Base, r.Ratio)
+			// Rounded as the claim's arithmetic is (Claim), so one figure
+			// never reads 343.2 in one place and 343.3 in another.
+			f1 := func(x float64) float64 { return math.Round(x*10) / 10 }
+			arith = fmt.Sprintf("C=%d %.1f / %.1f = %.2f× aggregate", r.C, f1(r.Run), f1(r.Base), r.Ratio)
 			v.Figures = append(v.Figures, VerdictFigure{Config: c.Name, Against: e.Asked.Baseline, Concurrency: r.C, Name: "ratio", Value: r.Ratio})
 			if r.PerGPU {
-				arith += fmt.Sprintf(", %.1f / %.1f = %.2f× per GPU", r.RunGPU, r.BaseGPU, r.GPURatio)
+				arith += fmt.Sprintf(", %.1f / %.1f = %.2f× per GPU", f1(r.RunGPU), f1(r.BaseGPU), r.GPURatio)
 				v.Figures = append(v.Figures, VerdictFigure{Config: c.Name, Against: e.Asked.Baseline, Concurrency: r.C, Name: "per_gpu_ratio", Value: r.GPURatio})
 			}
 		}
@@ -531,7 +534,8 @@ func (e *Experiment) fair() LoopVerdict {
 		}
 		line := fmt.Sprintf("%s vs %s: %s; same model? %s; same workload? %s; %s", c.Name, e.Asked.Baseline, arith, same["model"], workload, b.Verdict)
 		if b.Claim != "" {
-			line += "; " + b.Claim
+			// The claim's line carries the same arithmetic: it replaces it.
+			line = fmt.Sprintf("%s vs %s: %s; same model? %s; same workload? %s; %s", c.Name, e.Asked.Baseline, b.Claim, same["model"], workload, b.Verdict)
 		}
 		parts = append(parts, line)
 	}

@@ -160,6 +160,11 @@ func TestVerdictFair(t *testing.T) {
 	if got, want := v.Figures[1].Value, (agg/8)/(1373.0/4); v.Figures[1].Name != "per_gpu_ratio" || math.Abs(got-want) > 1e-12 {
 		t.Errorf("per GPU %+v, want %.4f", v.Figures[1], want)
 	}
+	// The claim's line carries the arithmetic once, the baseline's 1373 /
+	// 4 = 343.25 GPU rounded one way only.
+	if n := strings.Count(v.Text, "/ 1373.0 ="); n != 1 || strings.Contains(v.Text, "343.2 ") || !strings.Contains(v.Text, "343.3") {
+		t.Errorf("the fair line repeats its arithmetic (%d times) or rounds 343.25 two ways: %s", n, v.Text)
+	}
 	// Withheld by a gate that found a stage it rests on untrustworthy.
 	v.Withhold("the simulator ran 30% of its steps late in seed/sweep")
 	if v.Answered() || v.Line() != "fair: withheld — the simulator ran 30% of its steps late in seed/sweep" {
