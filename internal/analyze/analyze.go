@@ -135,11 +135,11 @@ func shortOutput(s summary.Stage, c Asked) string {
 	short := fmt.Sprintf("mean output %.0f tokens is %.0f%% of the %d asked", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
 	switch {
 	case !TakesIgnoreEOS(c.Engine):
-		return fmt.Sprintf("%s: %s has no ignore_eos, so outputs end at the model's EOS as usual (%d of %s stopped before the limit); per-request figures cover shorter outputs than asked", short, c.Engine, s.EarlyFinished, plural(s.OK, "request"))
+		return fmt.Sprintf("%s: %s has no ignore_eos, so outputs end at the model's EOS as usual (%d of %s stopped before the limit); per-request figures cover shorter outputs than asked", short, c.Engine, s.EarlyFinished, record.Plural(s.OK, "request"))
 	case s.LengthFinished == s.OK:
 		return fmt.Sprintf("%s, though every request ended at its token limit (finish reason length): the server's own limit is lower than asked (its context length or a max-tokens cap) or its counts are short", short)
 	case s.EarlyFinished > 0:
-		return fmt.Sprintf("%s: %d of %s stopped before the limit (finish reason not length): the server did not honour ignore_eos, so per-request figures cover shorter outputs", short, s.EarlyFinished, plural(s.OK, "request"))
+		return fmt.Sprintf("%s: %d of %s stopped before the limit (finish reason not length): the server did not honour ignore_eos, so per-request figures cover shorter outputs", short, s.EarlyFinished, record.Plural(s.OK, "request"))
 	}
 	return fmt.Sprintf("%s and the server gave no finish reasons: it likely did not honour ignore_eos, so per-request figures cover shorter outputs", short)
 }
@@ -158,23 +158,23 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			continue
 		}
 		if n := errorsOf(s); n > 0 {
-			add("errors", "%d of %s failed (%s); figures use the %d that finished ok; %s", n, plural(s.Requests, "request"), errorList(s), s.OK, firstErrors(s))
+			add("errors", "%d of %s failed (%s); figures use the %d that finished ok; %s", n, record.Plural(s.Requests, "request"), errorList(s), s.OK, firstErrors(s))
 		}
 		if s.Cancelled > 0 {
-			add("cancelled", "%s%s cancelled by the interrupt and left out", plural(s.Cancelled, "request"), wereWas(s.Cancelled))
+			add("cancelled", "%s%s cancelled by the interrupt and left out", record.Plural(s.Cancelled, "request"), record.WereWas(s.Cancelled))
 		}
 		estimated := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]
 		if n := estimated; n > 0 {
-			add("token_source", "output tokens of %d of %s are estimated as one per chunk: the server sent no usage", n, plural(s.OK, "request"))
+			add("token_source", "output tokens of %d of %s are estimated as one per chunk: the server sent no usage", n, record.Plural(s.OK, "request"))
 		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
-			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", plural(n, "request"), s.TokensPerChunk)
+			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", record.Plural(n, "request"), s.TokensPerChunk)
 		}
 		if n := s.PromptSent; n > 0 {
 			how := "as its tokenizer counted them"
 			if s.PromptEstimated > 0 {
 				how = "estimated from the text where no tokenizer was given"
 			}
-			add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, plural(s.OK, "request"), how)
+			add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, record.Plural(s.OK, "request"), how)
 		}
 		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
 			if estimated > 0 {
@@ -193,9 +193,9 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			d := float64(s.ServerPrompt)/float64(s.AskedPrompt) - 1
 			switch {
 			case c.Chat && s.ServerPrompt >= s.AskedPrompt:
-				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %s): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, plural(n, "request"))
+				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %s): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, record.Plural(n, "request"))
 			case math.Abs(d) > PromptCountLimit:
-				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %s): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, plural(n, "request"))
+				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %s): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, record.Plural(n, "request"))
 			}
 		}
 		// Some reuse is there by construction: the shared prefix asked for,
@@ -210,11 +210,11 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
 		}
 		if s.NoContent > 0 {
-			add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, plural(s.OK, "request"))
+			add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, record.Plural(s.OK, "request"))
 		}
 		if c.OpenLoop {
 			if LateSends(s) {
-				add("client_lag", "%d of %s (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, plural(s.Requests, "request"), 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
+				add("client_lag", "%d of %s (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, record.Plural(s.Requests, "request"), 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
 			}
 		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
 			// In a closed loop a slot waiting on the client carries no

@@ -386,7 +386,7 @@ func ServerLine(s summary.Stage) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: the server reports %s, for %s", analyze.Label(s), strings.Join(parts, "; "), plural(s.ServerTimed, "request"))
+	return fmt.Sprintf("%s: the server reports %s, for %s", analyze.Label(s), strings.Join(parts, "; "), record.Plural(s.ServerTimed, "request"))
 }
 
 // Notes say what a run's file lacks: a cut last line, no end line, an
@@ -400,9 +400,9 @@ func Notes(r *analyze.Run) []string {
 		out = append(out, fmt.Sprintf("note: %d request lines of %s repeat the id of one before them (corrupted or concatenated); they were skipped, the first of each kept", n, r.File))
 	}
 	if !r.Integrity.Ended {
-		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %s kept", r.File, plural(r.Integrity.Records, "finished request")))
+		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %s kept", r.File, record.Plural(r.Integrity.Records, "finished request")))
 	} else if r.Integrity.Interrupted {
-		out = append(out, fmt.Sprintf("note: the run in %s was interrupted; %s kept", r.File, plural(r.Integrity.Records, "finished request")))
+		out = append(out, fmt.Sprintf("note: the run in %s was interrupted; %s kept", r.File, record.Plural(r.Integrity.Records, "finished request")))
 	}
 	return out
 }
@@ -502,10 +502,10 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d late sends and more than %.0f%% of them\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
 		}
 		if s.NoKeepAlive > 0 {
-			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %s then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), plural(s.NoKeepAlive, "request")+wereWas(s.NoKeepAlive))
+			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %s then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), record.Plural(s.NoKeepAlive, "request")+record.WereWas(s.NoKeepAlive))
 		}
 		if s.Retries > 0 {
-			fmt.Fprintf(w, "%s: %s sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), plural(s.Retries, "request")+wereWas(s.Retries))
+			fmt.Fprintf(w, "%s: %s sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), record.Plural(s.Retries, "request")+record.WereWas(s.Retries))
 		}
 	}
 	for _, s := range stages {
