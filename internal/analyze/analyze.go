@@ -321,9 +321,9 @@ func firstErrors(s summary.Stage) string {
 	return strings.Join(parts, "; ")
 }
 
-// Verdict is the scaling judgement across concurrency levels, from the
-// last two levels, with the numbers it rests on.
-type Verdict struct {
+// ScalingVerdict judges how throughput scales across concurrency levels,
+// from the last two levels, with the numbers it rests on.
+type ScalingVerdict struct {
 	Kind string `json:"kind"` // rising, saturated, past_peak, single, none, not_judged
 	Text string `json:"text"`
 	// Basis names the stages the verdict read and, when one of them was
@@ -398,7 +398,7 @@ func PerDoubling(a, b summary.Stage) float64 {
 // Scaling judges how throughput scales: from the last two levels (still
 // rising, saturated, or past the peak), with the knee of the curve and
 // each step's efficiency, always with the numbers.
-func Scaling(stages []summary.Stage) Verdict { return ScalingCapped(stages, Cap{}) }
+func Scaling(stages []summary.Stage) ScalingVerdict { return ScalingCapped(stages, Cap{}) }
 
 // Cap is a running cap the server stated or showed: it runs at most N
 // requests at once, so a level past N only queues.
@@ -410,15 +410,15 @@ type Cap struct {
 // ScalingCapped is Scaling for a server with running cap cp (N 0: none
 // known): a sweep that reached the cap is saturated there, and no advice
 // names a level past it.
-func ScalingCapped(stages []summary.Stage, cp Cap) Verdict {
+func ScalingCapped(stages []summary.Stage, cp Cap) ScalingVerdict {
 	levels := closedLevels(stages)
 	if len(levels) < 2 {
 		if len(stages) >= 2 {
-			return Verdict{Kind: "none", Text: fmt.Sprintf("%d of %d levels finished a request: too few to say how throughput scales", len(levels), len(stages))}
+			return ScalingVerdict{Kind: "none", Text: fmt.Sprintf("%d of %d levels finished a request: too few to say how throughput scales", len(levels), len(stages))}
 		}
-		return Verdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
+		return ScalingVerdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
 	}
-	v := Verdict{Steps: steps(levels), Knee: knee(levels)}
+	v := ScalingVerdict{Steps: steps(levels), Knee: knee(levels)}
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
 	v.Change, v.PerDoubling = b.AggregateTokS/a.AggregateTokS-1, PerDoubling(a, b)
 	step := fmt.Sprintf("aggregate %+.0f%% from C=%d to C=%d (%.1f → %.1f tok/s, %+.0f%% per doubling)",
@@ -484,7 +484,7 @@ func tryNext(c int, cp Cap) string {
 
 // saturatedText names the level past which no step gained Saturation per
 // doubling, and what throughput remained above it.
-func saturatedText(v *Verdict, levels []summary.Stage, step string) string {
+func saturatedText(v *ScalingVerdict, levels []summary.Stage, step string) string {
 	k := len(levels) - 1
 	for k > 0 && PerDoubling(levels[k-1], levels[k]) < Saturation {
 		k--

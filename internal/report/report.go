@@ -568,7 +568,7 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 }
 
 // judgements writes the warnings and the scaling verdict.
-func judgements(w io.Writer, warnings []analyze.Warning, verdict *analyze.Verdict) {
+func judgements(w io.Writer, warnings []analyze.Warning, verdict *analyze.ScalingVerdict) {
 	for _, wn := range warnings {
 		if wn.Check == "stability" {
 			continue // the slices' own verdict says it, above
