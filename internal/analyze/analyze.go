@@ -135,11 +135,11 @@ func shortOutput(s summary.Stage, c Asked) string {
 	short := fmt.Sprintf("mean output %.0f tokens is %.0f%% of the %d asked", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
 	switch {
 	case !TakesIgnoreEOS(c.Engine):
-		return fmt.Sprintf("%s: %s has no ignore_eos, so outputs end at the model's EOS as usual (%d of %s stopped before the limit); per-request figures cover shorter outputs than asked", short, c.Engine, s.EarlyFinished, plural(s.OK, "request"))
+		return fmt.Sprintf("%s: %s has no ignore_eos, so outputs end at the model's EOS as usual (%d of %s stopped before the limit); per-request figures cover shorter outputs than asked", short, c.Engine, s.EarlyFinished, record.Plural(s.OK, "request"))
 	case s.LengthFinished == s.OK:
 		return fmt.Sprintf("%s, though every request ended at its token limit (finish reason length): the server's own limit is lower than asked (its context length or a max-tokens cap) or its counts are short", short)
 	case s.EarlyFinished > 0:
-		return fmt.Sprintf("%s: %d of %s stopped before the limit (finish reason not length): the server did not honour ignore_eos, so per-request figures cover shorter outputs", short, s.EarlyFinished, plural(s.OK, "request"))
+		return fmt.Sprintf("%s: %d of %s stopped before the limit (finish reason not length): the server did not honour ignore_eos, so per-request figures cover shorter outputs", short, s.EarlyFinished, record.Plural(s.OK, "request"))
 	}
 	return fmt.Sprintf("%s and the server gave no finish reasons: it likely did not honour ignore_eos, so per-request figures cover shorter outputs", short)
 }
@@ -157,91 +157,129 @@ func Warnings(stages []summary.Stage, c Asked) []Warning {
 			add("empty", "no measured request finished")
 			continue
 		}
-		if n := errorsOf(s); n > 0 {
-			add("errors", "%d of %s failed (%s); figures use the %d that finished ok; %s", n, plural(s.Requests, "request"), errorList(s), s.OK, firstErrors(s))
-		}
-		if s.Cancelled > 0 {
-			add("cancelled", "%s%s cancelled by the interrupt and left out", plural(s.Cancelled, "request"), wereWas(s.Cancelled))
-		}
-		estimated := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]
-		if n := estimated; n > 0 {
-			add("token_source", "output tokens of %d of %s are estimated as one per chunk: the server sent no usage", n, plural(s.OK, "request"))
-		} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
-			add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", plural(n, "request"), s.TokensPerChunk)
-		}
-		if n := s.PromptSent; n > 0 {
-			how := "as its tokenizer counted them"
-			if s.PromptEstimated > 0 {
-				how = "estimated from the text where no tokenizer was given"
-			}
-			add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, plural(s.OK, "request"), how)
-		}
-		if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
-			if estimated > 0 {
-				// An estimate cannot accuse the server: several tokens per
-				// chunk read as one each look like a short output.
-				add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked by an estimate of one token per chunk (the server sent no counts): if its chunks hold several tokens the outputs are not short; only counts from the server or a tokenizer can tell", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
-			} else {
-				add("short_output", "%s", shortOutput(s, c))
-			}
-		}
-		shared := ""
-		if c.Simulated {
-			shared = " (here the embedded simulator shares the client's CPUs)"
-		}
-		if n := s.PromptCompared; n > 0 && s.AskedPrompt > 0 {
-			d := float64(s.ServerPrompt)/float64(s.AskedPrompt) - 1
-			switch {
-			case c.Chat && s.ServerPrompt >= s.AskedPrompt:
-				add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %s): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, plural(n, "request"))
-			case math.Abs(d) > PromptCountLimit:
-				add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %s): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, plural(n, "request"))
-			}
-		}
-		// Some reuse is there by construction: the shared prefix asked for,
-		// and a block's worth at the start of every prompt (the BOS token,
-		// a chat template's fixed opening); only more than that is the
-		// cache flattering TTFT.
-		expected := s.OK * (c.SharedPrefix + CacheSlackTokens)
-		if !c.Reuse && s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
-			add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
-		}
-		if s.OutputTokens > 0 && 2*s.ReasoningTokens > s.OutputTokens {
-			add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
-		}
-		if s.NoContent > 0 {
-			add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, plural(s.OK, "request"))
-		}
-		if c.OpenLoop {
-			if LateSends(s) {
-				add("client_lag", "%d of %s (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, plural(s.Requests, "request"), 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
-			}
-		} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
-			// In a closed loop a slot waiting on the client carries no
-			// request: the load falls by that share, which says whether the
-			// wait matters (a few ms before an 8-second request do not).
-			// Opening connections is left out: it is the network's, and
-			// counted in the record's connect time.
-			if share := q.Mean / (q.Mean + s.E2E.Mean); share > ClientWaitLimit {
-				add("client_lag", "the client made requests wait %.2f%% of the slots' time (mean %.2f ms, p99 %.1f ms, connection setup excluded), so the load fell by that share: the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", 100*share, q.Mean, q.P99, shared)
-			}
-		}
-		if s.BufferedShare > BufferedLimit {
-			add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
-		}
-		// A stage with no request finished has no concurrency to speak of:
-		// the errors warning says what happened. An open loop's -c is a
-		// cap its arrivals need not reach, not a target.
-		if s.OK > 0 && s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
-			add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
-		}
-		if s.SteadyTokS > 0 {
-			if d := s.AggregateTokS/s.SteadyTokS - 1; math.Abs(d) > 0.10 {
-				add("drain_tail", "aggregate %.1f tok/s is %+.0f%% off the steady state %.1f tok/s: ramp-up and the drain of the last requests weigh on the window; more requests per level shrink it", s.AggregateTokS, 100*d, s.SteadyTokS)
-			}
+		for _, check := range stageChecks {
+			check(s, c, add)
 		}
 	}
 	return out
+}
+
+// warn adds one warning of a check to the stage's.
+type warn func(check, format string, args ...any)
+
+// stageChecks are the checks of a stage where a request finished, in the
+// order their warnings are shown.
+var stageChecks = []func(summary.Stage, Asked, warn){failureWarnings, tokenWarnings, promptWarnings, contentWarnings, clientWarnings, loadWarnings}
+
+// failureWarnings are the requests that failed or were cancelled.
+func failureWarnings(s summary.Stage, _ Asked, add warn) {
+	if n := errorsOf(s); n > 0 {
+		add("errors", "%d of %s failed (%s); figures use the %d that finished ok; %s", n, record.Plural(s.Requests, "request"), errorList(s), s.OK, firstErrors(s))
+	}
+	if s.Cancelled > 0 {
+		add("cancelled", "%s%s cancelled by the interrupt and left out", record.Plural(s.Cancelled, "request"), record.WereWas(s.Cancelled))
+	}
+}
+
+// tokenWarnings are the token counts the server did not send, and
+// outputs shorter than asked.
+func tokenWarnings(s summary.Stage, c Asked, add warn) {
+	estimated := s.OutputSources[record.SourceChunks] + s.OutputSources[record.SourceNone]
+	if n := estimated; n > 0 {
+		add("token_source", "output tokens of %d of %s are estimated as one per chunk: the server sent no usage", n, record.Plural(s.OK, "request"))
+	} else if n := s.ChunkSources[record.SourceChunks]; n > 0 && math.Abs(s.TokensPerChunk-1) > 0.02 {
+		add("token_source", "tokens per chunk are unknown for %s (no per-chunk counts) and assumed 1, but the server's totals give %.2f per chunk: ITL is per chunk there", record.Plural(n, "request"), s.TokensPerChunk)
+	}
+	if n := s.PromptSent; n > 0 {
+		how := "as its tokenizer counted them"
+		if s.PromptEstimated > 0 {
+			how = "estimated from the text where no tokenizer was given"
+		}
+		add("prompt_source", "the server sent no prompt count for %d of %s: their prompt tokens, and input tok/s, are what tokperf sent, %s", n, record.Plural(s.OK, "request"), how)
+	}
+	if c.IgnoreEOS && c.OutputTokens > 0 && s.OK > 0 && s.MeanOutputTokens < 0.9*float64(c.OutputTokens) {
+		if estimated > 0 {
+			// An estimate cannot accuse the server: several tokens per
+			// chunk read as one each look like a short output.
+			add("short_output", "mean output %.0f tokens is %.0f%% of the %d asked by an estimate of one token per chunk (the server sent no counts): if its chunks hold several tokens the outputs are not short; only counts from the server or a tokenizer can tell", s.MeanOutputTokens, 100*s.MeanOutputTokens/float64(c.OutputTokens), c.OutputTokens)
+		} else {
+			add("short_output", "%s", shortOutput(s, c))
+		}
+	}
+}
+
+// promptWarnings are prompt counts that disagree with the tokenizer's and
+// prompts the prefix cache served more of than they share.
+func promptWarnings(s summary.Stage, c Asked, add warn) {
+	if n := s.PromptCompared; n > 0 && s.AskedPrompt > 0 {
+		d := float64(s.ServerPrompt)/float64(s.AskedPrompt) - 1
+		switch {
+		case c.Chat && s.ServerPrompt >= s.AskedPrompt:
+			add("chat_template", "the chat template added %.1f prompt tokens per request (the server counted %d, the tokenizer %d over %s): TTFT covers them", float64(s.ServerPrompt-s.AskedPrompt)/float64(n), s.ServerPrompt, s.AskedPrompt, record.Plural(n, "request"))
+		case math.Abs(d) > PromptCountLimit:
+			add("prompt_tokens", "the server counted %d prompt tokens where the tokenizer counted %d (%+.1f%% over %s): the tokenizer is not the served model's, or the server adds tokens (a BOS, a template)", s.ServerPrompt, s.AskedPrompt, 100*d, record.Plural(n, "request"))
+		}
+	}
+	// Some reuse is there by construction: the shared prefix asked for,
+	// and a block's worth at the start of every prompt (the BOS token,
+	// a chat template's fixed opening); only more than that is the
+	// cache flattering TTFT.
+	expected := s.OK * (c.SharedPrefix + CacheSlackTokens)
+	if !c.Reuse && s.PromptTokens > 0 && float64(s.CachedTokens-expected) > c.cacheLimit()*float64(s.PromptTokens) {
+		add("prefix_cache", "the server reports %d of %d prompt tokens (%.0f%%) served from its prefix cache, more than the %d per request the prompts share by construction: TTFT is flattered; give each run prompts of its own (the default without --seed)", s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(s.PromptTokens), c.SharedPrefix+CacheSlackTokens)
+	}
+}
+
+// contentWarnings are outputs that were mostly or only reasoning.
+func contentWarnings(s summary.Stage, _ Asked, add warn) {
+	if s.OutputTokens > 0 && 2*s.ReasoningTokens > s.OutputTokens {
+		add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
+	}
+	if s.NoContent > 0 {
+		add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, record.Plural(s.OK, "request"))
+	}
+}
+
+// clientWarnings are the signs that the client, not the server, held the
+// load back.
+func clientWarnings(s summary.Stage, c Asked, add warn) {
+	shared := ""
+	if c.Simulated {
+		shared = " (here the embedded simulator shares the client's CPUs)"
+	}
+	if c.OpenLoop {
+		if LateSends(s) {
+			add("client_lag", "%d of %s (%.1f%%) were sent more than %.2f ms behind schedule (1 ms past this machine's timer oversleep; client queue p99 %.1f ms): the client, not the server, may be the bottleneck%s, or the concurrency cap was reached", s.Late, record.Plural(s.Requests, "request"), 100*float64(s.Late)/float64(s.Requests), max(s.LateMs, 1), s.ClientQueue.P99, shared)
+		}
+	} else if q := s.ClientWait; q.N > 0 && s.OK > 0 {
+		// In a closed loop a slot waiting on the client carries no
+		// request: the load falls by that share, which says whether the
+		// wait matters (a few ms before an 8-second request do not).
+		// Opening connections is left out: it is the network's, and
+		// counted in the record's connect time.
+		if share := q.Mean / (q.Mean + s.E2E.Mean); share > ClientWaitLimit {
+			add("client_lag", "the client made requests wait %.2f%% of the slots' time (mean %.2f ms, p99 %.1f ms, connection setup excluded), so the load fell by that share: the client, not the server, may be the bottleneck%s; TTFT starts when the request is sent, so it excludes this wait", 100*share, q.Mean, q.P99, shared)
+		}
+	}
+	if s.BufferedShare > BufferedLimit {
+		add("client_lag", "%.0f%% of token chunks were already waiting in the client's buffer when it read them: the client, not the server, may be the bottleneck%s; chunks read together share one arrival time", 100*s.BufferedShare, shared)
+	}
+}
+
+// loadWarnings are loads that fell short of the target, and aggregates
+// that ramp-up and drain moved off the steady state.
+func loadWarnings(s summary.Stage, c Asked, add warn) {
+	// A stage with no request finished has no concurrency to speak of:
+	// the errors warning says what happened. An open loop's -c is a
+	// cap its arrivals need not reach, not a target.
+	if s.OK > 0 && s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
+		add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
+	}
+	if s.SteadyTokS > 0 {
+		if d := s.AggregateTokS/s.SteadyTokS - 1; math.Abs(d) > 0.10 {
+			add("drain_tail", "aggregate %.1f tok/s is %+.0f%% off the steady state %.1f tok/s: ramp-up and the drain of the last requests weigh on the window; more requests per level shrink it", s.AggregateTokS, 100*d, s.SteadyTokS)
+		}
+	}
 }
 
 func errorsOf(s summary.Stage) int {
@@ -283,9 +321,9 @@ func firstErrors(s summary.Stage) string {
 	return strings.Join(parts, "; ")
 }
 
-// Verdict is the scaling judgement across concurrency levels, from the
-// last two levels, with the numbers it rests on.
-type Verdict struct {
+// ScalingVerdict judges how throughput scales across concurrency levels,
+// from the last two levels, with the numbers it rests on.
+type ScalingVerdict struct {
 	Kind string `json:"kind"` // rising, saturated, past_peak, single, none, not_judged
 	Text string `json:"text"`
 	// Basis names the stages the verdict read and, when one of them was
@@ -360,7 +398,7 @@ func PerDoubling(a, b summary.Stage) float64 {
 // Scaling judges how throughput scales: from the last two levels (still
 // rising, saturated, or past the peak), with the knee of the curve and
 // each step's efficiency, always with the numbers.
-func Scaling(stages []summary.Stage) Verdict { return ScalingCapped(stages, Cap{}) }
+func Scaling(stages []summary.Stage) ScalingVerdict { return ScalingCapped(stages, Cap{}) }
 
 // Cap is a running cap the server stated or showed: it runs at most N
 // requests at once, so a level past N only queues.
@@ -372,15 +410,15 @@ type Cap struct {
 // ScalingCapped is Scaling for a server with running cap cp (N 0: none
 // known): a sweep that reached the cap is saturated there, and no advice
 // names a level past it.
-func ScalingCapped(stages []summary.Stage, cp Cap) Verdict {
+func ScalingCapped(stages []summary.Stage, cp Cap) ScalingVerdict {
 	levels := closedLevels(stages)
 	if len(levels) < 2 {
 		if len(stages) >= 2 {
-			return Verdict{Kind: "none", Text: fmt.Sprintf("%d of %d levels finished a request: too few to say how throughput scales", len(levels), len(stages))}
+			return ScalingVerdict{Kind: "none", Text: fmt.Sprintf("%d of %d levels finished a request: too few to say how throughput scales", len(levels), len(stages))}
 		}
-		return Verdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
+		return ScalingVerdict{Kind: "single", Text: "one concurrency level: sweep several (-c 1,4,16,32) to see how throughput scales"}
 	}
-	v := Verdict{Steps: steps(levels), Knee: knee(levels)}
+	v := ScalingVerdict{Steps: steps(levels), Knee: knee(levels)}
 	a, b := levels[len(levels)-2], levels[len(levels)-1]
 	v.Change, v.PerDoubling = b.AggregateTokS/a.AggregateTokS-1, PerDoubling(a, b)
 	step := fmt.Sprintf("aggregate %+.0f%% from C=%d to C=%d (%.1f → %.1f tok/s, %+.0f%% per doubling)",
@@ -446,7 +484,7 @@ func tryNext(c int, cp Cap) string {
 
 // saturatedText names the level past which no step gained Saturation per
 // doubling, and what throughput remained above it.
-func saturatedText(v *Verdict, levels []summary.Stage, step string) string {
+func saturatedText(v *ScalingVerdict, levels []summary.Stage, step string) string {
 	k := len(levels) - 1
 	for k > 0 && PerDoubling(levels[k-1], levels[k]) < Saturation {
 		k--

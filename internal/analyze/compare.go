@@ -628,7 +628,7 @@ func (r *Run) notes() []string {
 		}
 	}
 	if failed, total := r.Failed(); failed > 0 {
-		out = append(out, fmt.Sprintf("%s: %d of %s failed; its figures cover the %d that finished ok", r.File, failed, plural(total, "request"), total-failed))
+		out = append(out, fmt.Sprintf("%s: %d of %s failed; its figures cover the %d that finished ok", r.File, failed, record.Plural(total, "request"), total-failed))
 	}
 	switch {
 	case r.Integrity.Truncated:

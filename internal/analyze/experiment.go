@@ -32,7 +32,7 @@ type Experiment struct {
 	Workloads []string `json:"workloads,omitempty"`
 	// Asked says which optional parts of the loop the file asked for.
 	Asked ExperimentAsked `json:"asked"`
-	// Verdicts are the loop's four answers (Verdicts computes them).
+	// Verdicts are the loop's answers (ComputeVerdicts computes them).
 	Verdicts *Verdicts `json:"verdicts,omitempty"`
 }
 

@@ -37,7 +37,7 @@ type Run struct {
 	Warnings []Warning `json:"warnings"`
 	// Verdict is the scaling verdict of a closed-loop run of two or more
 	// levels; nil otherwise.
-	Verdict *Verdict `json:"verdict,omitempty"`
+	Verdict *ScalingVerdict `json:"verdict,omitempty"`
 	// Twin is the digital twin fitted to the run's own levels when its
 	// verdict asks for more levels (the prediction the verdict quotes) or
 	// --until-saturated ran levels beyond them (each predicted before it

@@ -366,7 +366,7 @@ func (r *Run) gate() {
 // with the flawed levels' throughput raised by them), or the step it rests
 // on scaled above linear, and each step likewise; a verdict that stands
 // despite flaws says its bound.
-func (v *Verdict) gate(r *Run, all map[string][]Flaw) {
+func (v *ScalingVerdict) gate(r *Run, all map[string][]Flaw) {
 	kind := v.Kind
 	v.Basis = bounded(all, r.closedLabels(), func(fs []Flaw) bool {
 		return r.moved(r.sizes(fs), func(lv []summary.Stage) bool { return Scaling(lv).Kind != kind })

@@ -21,7 +21,8 @@ type Verdicts struct {
 	Stable         LoopVerdict `json:"stable"`
 }
 
-// All are the four in the order they are shown.
+// All are the verdicts in the order they are shown; reports count them
+// from it.
 func (v *Verdicts) All() []*LoopVerdict {
 	return []*LoopVerdict{&v.Representative, &v.Configurations, &v.Fair, &v.Stable}
 }
@@ -86,7 +87,7 @@ type VerdictFigure struct {
 	State       string   `json:"state,omitempty"`
 }
 
-// ComputeVerdicts computes the four answers from the configurations' outcomes and
+// ComputeVerdicts computes the answers from the configurations' outcomes and
 // sets e.Verdicts; CompareConfigs must have run.
 func (e *Experiment) ComputeVerdicts() *Verdicts {
 	v := &Verdicts{
@@ -564,7 +565,7 @@ func (e *Experiment) stable() LoopVerdict {
 	var parts []string
 	answered, allStable, unjudged := false, true, false
 	for _, c := range e.Configs {
-		st := soakStage(c.Soak)
+		st := c.Soak.SoakStage()
 		if st == nil {
 			if c.Soak != nil || c.OK {
 				parts = append(parts, c.Name+": not measured (the soak did not run)")
@@ -608,8 +609,9 @@ func (e *Experiment) stable() LoopVerdict {
 	return v
 }
 
-// soakStage is the sliced stage of a soak run, nil when none was judged.
-func soakStage(r *Run) *Stage {
+// SoakStage is the sliced stage of a soak run, nil when none was judged
+// (or r is nil).
+func (r *Run) SoakStage() *Stage {
 	if r == nil {
 		return nil
 	}

@@ -76,7 +76,7 @@ func RepeatSeed(seed int64, r int) int64 { return seed + int64(r)*7919 }
 // start its command, wait until it is ready (health, models and a first
 // generation), check it answers correctly, sweep each workload, measure
 // the chat API's overhead, soak it, stop its process group and free its
-// port; then compares those that passed and gives the four verdicts. Logs
+// port; then compares those that passed and gives the verdicts. Logs
 // and result files go to dir.
 func Experiment(ctx context.Context, plan *ExperimentPlan, dir string, env *Env) (*analyze.Experiment, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -104,7 +104,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 		}
 		warm += warm % 2 // keep the pairs aligned
 		n += n % 2
-		fmt.Fprintf(progress, "C=%d: %d warm-up, then %s (half each) ...\n", c, warm, plural(n, "request"))
+		fmt.Fprintf(progress, "C=%d: %d warm-up, then %s (half each) ...\n", c, warm, record.Plural(n, "request"))
 		recs := r.Stage(ctx, runner.Plan{Index: i, Concurrency: c, Requests: n, Warmup: warm, Timeout: cfg.Timeout})
 		res.Levels = append(res.Levels, analyze.OverheadOf(c, recs, chat.Route()))
 		if ctx.Err() != nil {

@@ -137,7 +137,7 @@ func (l *live) status(now time.Time) string {
 	if l.total > 0 {
 		fmt.Fprintf(&b, "%d/%d requests", done, l.total)
 	} else {
-		fmt.Fprint(&b, plural(int(done), "request"))
+		fmt.Fprint(&b, record.Plural(int(done), "request"))
 	}
 	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
 	switch {

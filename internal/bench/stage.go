@@ -99,9 +99,9 @@ func (s *sweep) what(p runner.Plan) string {
 	case p.Requests == 0:
 		return "requests for " + p.Duration.String()
 	case p.Duration > 0:
-		return plural(p.Requests, "request") + " or " + p.Duration.String() + ", whichever comes first"
+		return record.Plural(p.Requests, "request") + " or " + p.Duration.String() + ", whichever comes first"
 	}
-	return plural(p.Requests, "request")
+	return record.Plural(p.Requests, "request")
 }
 
 // readings writes stage's server and GPU samples (those since start) to

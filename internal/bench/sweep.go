@@ -565,7 +565,7 @@ func nextLevel(levels []summary.Stage, l Load, slo record.SLO, cp analyze.Cap) (
 	case b.OK < b.Requests:
 		return 0, true, fmt.Sprintf("stopping, requests failed at C=%d", b.Concurrency)
 	case slo.Set() && float64(b.SLOMet) < 0.9*float64(b.OK):
-		return 0, true, fmt.Sprintf("stopping, only %d of %s met the SLO at C=%d", b.SLOMet, plural(b.OK, "request"), b.Concurrency)
+		return 0, true, fmt.Sprintf("stopping, only %d of %s met the SLO at C=%d", b.SLOMet, record.Plural(b.OK, "request"), b.Concurrency)
 	case cp.N > 0 && b.Concurrency >= cp.N:
 		if !slices.ContainsFunc(levels, func(s summary.Stage) bool { return s.Concurrency == cp.N }) {
 			return cp.N, true, fmt.Sprintf("C=%d, the cap, last: %s", cp.N, capped)

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/term"
 )
 
@@ -319,7 +320,7 @@ func (e *failedError) Error() string {
 	if e.failed == e.total {
 		return fmt.Sprintf("every request failed (%d of %d): the figures above describe no successful request", e.failed, e.total)
 	}
-	return fmt.Sprintf("%d of %s failed (%.1f%%, over --max-error-rate %g)", e.failed, plural(e.total, "request"), 100*float64(e.failed)/float64(e.total), e.limit)
+	return fmt.Sprintf("%d of %s failed (%.1f%%, over --max-error-rate %g)", e.failed, record.Plural(e.total, "request"), 100*float64(e.failed)/float64(e.total), e.limit)
 }
 
 // judge says whether failed of total requests are more than limit allows.

@@ -22,7 +22,7 @@ import (
 // experimentCmd is tokperf experiment FILE.yaml: for each configuration,
 // start it, wait until it is ready, check it answers correctly, sweep each
 // workload, measure overhead, soak it, stop it and free its port; then
-// compare the ones that passed and give the four verdicts.
+// compare the ones that passed and give the verdicts.
 func experimentCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	fs := newFlags(cmd)
 	outDir := fs.StringP("out", "o", "", "directory for logs and result files (default ./tokperf-results/TIMESTAMP-experiment)")

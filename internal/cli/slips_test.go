@@ -55,15 +55,6 @@ func TestFormatDidYouMean(t *testing.T) {
 	}
 }
 
-func TestPlural(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int]string{0: "0 requests", 1: "1 request", 2: "2 requests"} {
-		if got := plural(n, "request"); got != want {
-			t.Errorf("plural(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // One request is "1 request" everywhere a run of one request speaks: the
 // report, its warnings and the progress lines.
 //

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/workload"
 )
 
@@ -82,7 +83,7 @@ func traceCmd(_ context.Context, cmd string, args []string, e *env) error {
 
 // writeTraceStats prints a trace's statistics.
 func writeTraceStats(w io.Writer, name string, s workload.TraceStats) {
-	fmt.Fprintf(w, "trace %s: %s over %.1f s", name, plural(s.Requests, "request"), s.Span.Seconds())
+	fmt.Fprintf(w, "trace %s: %s over %.1f s", name, record.Plural(s.Requests, "request"), s.Span.Seconds())
 	if s.Rate > 0 {
 		fmt.Fprintf(w, ", %.2f requests/s, gaps' coefficient of variation %.2f (Poisson 1, bursts above)", s.Rate, s.GapCV)
 	}

@@ -209,3 +209,14 @@ func TestExperimentEndsWithFourShortVerdicts(t *testing.T) {
 		t.Errorf("the short lines lack their key numbers:\n%s", strings.Join(last, "\n"))
 	}
 }
+
+// A count in a heading is a word up to ten and digits past it: the
+// experiment's "the four verdicts" is counted from Verdicts.All.
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "no", 1: "one", 4: "four", 10: "ten", 11: "11", -1: "-1"} {
+		if got := number(n); got != want {
+			t.Errorf("number(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -85,14 +85,14 @@ func pageOf(result any) (*page, error) {
 			}
 		}
 		if v := r.Verdicts; v != nil {
-			// The four answers lead the page, one short line each in its
+			// The answers lead the page, one short line each in its
 			// summary box; their details follow it.
 			var full []string
 			for _, x := range v.All() {
 				p.summary = append(p.summary, x.Short())
 				full = append(full, "<li>"+text(x.Line())+"</li>")
 			}
-			p.sections = append(p.sections, "<h2>The four verdicts in full</h2>\n<ul>\n"+strings.Join(full, "\n")+"\n</ul>")
+			p.sections = append(p.sections, "<h2>The "+number(len(full))+" verdicts in full</h2>\n<ul>\n"+strings.Join(full, "\n")+"\n</ul>")
 			p.sectionsFirst = true
 		}
 		p.experiment = r
@@ -337,9 +337,9 @@ func stageCharts(s *analyze.Stage) []*chart {
 			tip += fmt.Sprintf(", first token %.3f s (TTFT %.1f ms), end %.3f s, %d tokens", first, 1000*(first-sent), done, r.Tokens)
 			c.Segments = append(c.Segments, segment{X1: sent, X2: first, Y: float64(i), Color: "#e69f00", Tip: tip}, segment{X1: first, X2: done, Y: float64(i), Color: "#0072b2", Tip: tip})
 		}
-		c.Note = fmt.Sprintf("All %s of the stage.", plural(tl.Requests, "measured request"))
+		c.Note = fmt.Sprintf("All %s of the stage.", record.Plural(tl.Requests, "measured request"))
 		if tl.Sampled() {
-			c.Note = fmt.Sprintf("A sample of %d of the stage's %s, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), plural(tl.Requests, "measured request"))
+			c.Note = fmt.Sprintf("A sample of %d of the stage's %s, chosen by a hash of the request id (the same sample every time the file is read).", len(tl.Sample), record.Plural(tl.Requests, "measured request"))
 		}
 		out = append(out, c)
 		a := &chart{Name: "arrivals", Title: "Token arrivals, " + label, XLabel: "time since the request was sent (s)", YLabel: "output tokens received", YZero: true}

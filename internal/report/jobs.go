@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
@@ -37,7 +38,7 @@ func OverheadText(w io.Writer, o *analyze.Overhead) {
 	for _, l := range o.Levels {
 		raw, chat := l.Raw.Requests-l.Raw.OK-l.Raw.Cancelled, l.Chat.Requests-l.Chat.OK-l.Chat.Cancelled
 		if raw+chat > 0 {
-			fmt.Fprintf(w, "C=%d: %d of %s failed (raw %d, chat %d) and are left out of the figures above\n", l.C, raw+chat, plural(l.Raw.Requests+l.Chat.Requests, "request"), raw, chat)
+			fmt.Fprintf(w, "C=%d: %d of %s failed (raw %d, chat %d) and are left out of the figures above\n", l.C, raw+chat, record.Plural(l.Raw.Requests+l.Chat.Requests, "request"), raw, chat)
 		}
 	}
 }
@@ -227,13 +228,13 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 	}
 	fmt.Fprintln(w, bestLine(e, verdicts, nobest))
 	if v := e.Verdicts; v != nil {
-		// The details first, then the four answers, one short line each,
-		// as the report's last lines.
+		// The details first, then the answers, one short line each, as
+		// the report's last lines.
 		fmt.Fprintln(w, "\n== the verdicts in full")
 		for _, x := range v.All() {
 			fmt.Fprintln(w, x.Line())
 		}
-		fmt.Fprintln(w, "\n== the four verdicts")
+		fmt.Fprintf(w, "\n== the %s verdicts\n", number(len(v.All())))
 		for _, x := range v.All() {
 			fmt.Fprintln(w, x.Short())
 		}
@@ -301,7 +302,7 @@ func experimentConfigLines(e *analyze.Experiment, o analyze.ExperimentConfig) []
 			out = append(out, fmt.Sprintf("overhead C=%d: chat − raw TTFT %s ms, TPOT %s ms; %s", l.C, l.TTFT, l.TPOT, l.Reading))
 		}
 	}
-	if st := soakStage(o.Soak); st != nil {
+	if st := o.Soak.SoakStage(); st != nil {
 		out = append(out, fmt.Sprintf("soak C=%d (%s): %s", st.Concurrency, o.SoakResult, st.Stability.Text))
 	}
 	if o.Run != nil {
@@ -313,23 +314,20 @@ func experimentConfigLines(e *analyze.Experiment, o analyze.ExperimentConfig) []
 	return out
 }
 
-// soakStage is the judged stage of a soak run, or nil.
-func soakStage(r *analyze.Run) *analyze.Stage {
-	if r == nil {
-		return nil
-	}
-	for i := range r.Stages {
-		if r.Stages[i].Stability != nil {
-			return &r.Stages[i]
-		}
-	}
-	return nil
-}
-
 // virtualNote says, after the profile's name, that a run was in virtual time.
 func virtualNote(s record.Setup) string {
 	if !s.Virtual {
 		return ""
 	}
 	return ", in virtual time: no network, no client, the profile's own figures"
+}
+
+// number is n in words up to ten, as a count is spelt in a heading ("the
+// four verdicts"), and in digits past it.
+func number(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
 }

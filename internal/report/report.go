@@ -386,7 +386,7 @@ func ServerLine(s summary.Stage) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: the server reports %s, for %s", analyze.Label(s), strings.Join(parts, "; "), plural(s.ServerTimed, "request"))
+	return fmt.Sprintf("%s: the server reports %s, for %s", analyze.Label(s), strings.Join(parts, "; "), record.Plural(s.ServerTimed, "request"))
 }
 
 // Notes say what a run's file lacks: a cut last line, no end line, an
@@ -400,9 +400,9 @@ func Notes(r *analyze.Run) []string {
 		out = append(out, fmt.Sprintf("note: %d request lines of %s repeat the id of one before them (corrupted or concatenated); they were skipped, the first of each kept", n, r.File))
 	}
 	if !r.Integrity.Ended {
-		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %s kept", r.File, plural(r.Integrity.Records, "finished request")))
+		out = append(out, fmt.Sprintf("note: %s has no end line: the run did not finish cleanly; %s kept", r.File, record.Plural(r.Integrity.Records, "finished request")))
 	} else if r.Integrity.Interrupted {
-		out = append(out, fmt.Sprintf("note: the run in %s was interrupted; %s kept", r.File, plural(r.Integrity.Records, "finished request")))
+		out = append(out, fmt.Sprintf("note: the run in %s was interrupted; %s kept", r.File, record.Plural(r.Integrity.Records, "finished request")))
 	}
 	return out
 }
@@ -414,13 +414,27 @@ func Text(w io.Writer, r *analyze.Run) {
 	for _, n := range Notes(r) {
 		fmt.Fprintln(w, n)
 	}
-	setup, stages, warnings, verdict := r.Setup, r.Figures(), r.Warnings, r.Verdict
 	if r.Source != nil {
 		fmt.Fprintln(w, DescribeSource(r))
 	} else {
-		fmt.Fprintln(w, Describe(setup))
+		fmt.Fprintln(w, Describe(r.Setup))
 	}
 	fmt.Fprintln(w)
+	stages := r.Figures()
+	ps := textTable(w, r, stages)
+	definitions(w, r.Source, stages, ps)
+	goodput(w, r.Setup.SLO, stages)
+	for _, s := range stages {
+		stageNotes(w, s)
+	}
+	readings(w, r, stages)
+	judgements(w, r.Warnings, r.Verdict)
+	TwinChecked(w, r.Twin)
+}
+
+// textTable writes the table of the stages' figures, and returns the
+// percentiles it shows.
+func textTable(w io.Writer, r *analyze.Run, stages []summary.Stage) []float64 {
 	ps := r.Percentiles
 	if len(ps) == 0 {
 		ps = DefaultPercentiles
@@ -432,13 +446,19 @@ func Text(w io.Writer, r *analyze.Run) {
 	if !r.Wide {
 		fmt.Fprintln(w, CompactNote)
 	}
-	if r.Source != nil {
+	return ps
+}
+
+// definitions says how each figure of the table is defined: by tokperf,
+// or by the tool whose file was read.
+func definitions(w io.Writer, source *analyze.Source, stages []summary.Stage, ps []float64) {
+	if source != nil {
 		for _, s := range stages {
-			if line := SourceStageLine(s, r.Source); line != "" {
+			if line := SourceStageLine(s, source); line != "" {
 				fmt.Fprintln(w, line)
 			}
 		}
-		for _, l := range SourceLines(r.Source) {
+		for _, l := range SourceLines(source) {
 			fmt.Fprintln(w, l)
 		}
 	} else {
@@ -449,13 +469,18 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, note)
 		}
 	}
+}
+
+// goodput writes the stages' goodput under the SLO, where one was set,
+// and their steady-state throughput.
+func goodput(w io.Writer, slo record.SLO, stages []summary.Stage) {
 	var steady []string
 	for _, s := range stages {
 		if s.SteadyTokS > 0 {
 			steady = append(steady, fmt.Sprintf("%s %.1f", analyze.Label(s), s.SteadyTokS))
 		}
 	}
-	if slo := setup.SLO; slo.Set() {
+	if slo.Set() {
 		var parts, good []string
 		if slo.TTFTMs > 0 {
 			parts = append(parts, fmt.Sprintf("TTFT ≤ %g ms", slo.TTFTMs))
@@ -474,40 +499,48 @@ func Text(w io.Writer, r *analyze.Run) {
 	if len(steady) > 0 {
 		fmt.Fprintf(w, "steady state (tok/s while the target concurrency was in flight): %s\n", strings.Join(steady, ", "))
 	}
-	for _, s := range stages {
-		if s.TokensPerChunk > 1.05 {
-			fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
-		}
-		if s.CoalescedShare > analyze.BufferedLimit {
-			fmt.Fprintf(w, "%s: the server wrote %.0f%% of token chunks together with the one before (server-coalesced: they arrived in one read, read at once), so they share one arrival; ICL and ITL see its writes, not its steps\n", analyze.Label(s), 100*s.CoalescedShare)
-		}
-		// TTFT is the first token on any channel; where visible content
-		// came later (reasoning), TTFO is what a reader waits for.
-		if s.CachedTokens > 0 {
-			fmt.Fprintf(w, "%s: the server served %d of %d prompt tokens (%.1f%%) from its prefix cache, by its usage counts\n", analyze.Label(s), s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(max(s.PromptTokens, 1)))
-		}
-		if s.ReasoningTokens > 0 {
-			fmt.Fprintln(w, reasoningLine(s))
-		} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
-			fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
-		}
-		switch {
-		case s.RetryAfter > 0:
-			fmt.Fprintf(w, "%s: %d answers asked the client to wait (Retry-After); the slots waited %.1f s in all before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.RetryAfter, s.BackoffS)
-		case s.BackoffS > 0:
-			// No answer asked for it: the runner backed off after failures.
-			fmt.Fprintf(w, "%s: the slots backed off %.1f s in all after requests that failed, before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.BackoffS)
-		}
-		if s.LateMs > 0 {
-			fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d late sends and more than %.0f%% of them\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
-		}
-		if s.NoKeepAlive > 0 {
-			fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %s then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), plural(s.NoKeepAlive, "request")+wereWas(s.NoKeepAlive))
-		}
-		if s.Retries > 0 {
-			fmt.Fprintf(w, "%s: %s sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), plural(s.Retries, "request")+wereWas(s.Retries))
-		}
+}
+
+// stageNotes are a stage's notes past the table: tokens per chunk, the
+// prefix cache, reasoning, waits and retries.
+func stageNotes(w io.Writer, s summary.Stage) {
+	if s.TokensPerChunk > 1.05 {
+		fmt.Fprintf(w, "%s: %.2f tokens per chunk (ICL p50 %.2f ms vs ITL p50 %.2f ms)\n", analyze.Label(s), s.TokensPerChunk, s.ICL.P50, s.ITL.P50)
 	}
+	if s.CoalescedShare > analyze.BufferedLimit {
+		fmt.Fprintf(w, "%s: the server wrote %.0f%% of token chunks together with the one before (server-coalesced: they arrived in one read, read at once), so they share one arrival; ICL and ITL see its writes, not its steps\n", analyze.Label(s), 100*s.CoalescedShare)
+	}
+	// TTFT is the first token on any channel; where visible content
+	// came later (reasoning), TTFO is what a reader waits for.
+	if s.CachedTokens > 0 {
+		fmt.Fprintf(w, "%s: the server served %d of %d prompt tokens (%.1f%%) from its prefix cache, by its usage counts\n", analyze.Label(s), s.CachedTokens, s.PromptTokens, 100*float64(s.CachedTokens)/float64(max(s.PromptTokens, 1)))
+	}
+	if s.ReasoningTokens > 0 {
+		fmt.Fprintln(w, reasoningLine(s))
+	} else if s.TTFO.N > 0 && s.TTFT.N > 0 && s.TTFO.P50 > 1.01*s.TTFT.P50 {
+		fmt.Fprintf(w, "%s: the first visible content (TTFO) came after the first token: TTFO p50/p99 %s ms against TTFT %s ms (reasoning counted as output)\n", analyze.Label(s), latency(s.TTFO.P50, s.TTFO.P99), latency(s.TTFT.P50, s.TTFT.P99))
+	}
+	switch {
+	case s.RetryAfter > 0:
+		fmt.Fprintf(w, "%s: %d answers asked the client to wait (Retry-After); the slots waited %.1f s in all before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.RetryAfter, s.BackoffS)
+	case s.BackoffS > 0:
+		// No answer asked for it: the runner backed off after failures.
+		fmt.Fprintf(w, "%s: the slots backed off %.1f s in all after requests that failed, before re-sending (outside TTFT and the client's queue)\n", analyze.Label(s), s.BackoffS)
+	}
+	if s.LateMs > 0 {
+		fmt.Fprintf(w, "%s: %d of %d sends were late, more than %.2f ms behind schedule (the late threshold: %.0f ms past this machine's timer oversleep); the client is called late from %d late sends and more than %.0f%% of them\n", analyze.Label(s), s.Late, s.Requests, s.LateMs, record.Ms(summary.LateThreshold), analyze.LateMin, 100*analyze.LateShareLimit)
+	}
+	if s.NoKeepAlive > 0 {
+		fmt.Fprintf(w, "%s: the server closes every connection after a response without saying so (llama-server does): learned from the first kept-alive connections it had closed, %s then sent on a new connection each; its setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), record.Plural(s.NoKeepAlive, "request")+record.WereWas(s.NoKeepAlive))
+	}
+	if s.Retries > 0 {
+		fmt.Fprintf(w, "%s: %s sent again on a new connection after a kept-alive one failed before any response (the server closes connections it kept alive); the new connection's setup is in connect time, not in TTFT or the client's wait\n", analyze.Label(s), record.Plural(s.Retries, "request")+record.WereWas(s.Retries))
+	}
+}
+
+// readings writes the server's, the GPUs' and the host's readings, the
+// slices, repeats and shards.
+func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 	for _, s := range stages {
 		if line := ServerLine(s); line != "" {
 			fmt.Fprintln(w, line)
@@ -532,6 +565,10 @@ func Text(w io.Writer, r *analyze.Run) {
 		fmt.Fprintln(w, l)
 	}
 	Shards(w, r)
+}
+
+// judgements writes the warnings and the scaling verdict.
+func judgements(w io.Writer, warnings []analyze.Warning, verdict *analyze.ScalingVerdict) {
 	for _, wn := range warnings {
 		if wn.Check == "stability" {
 			continue // the slices' own verdict says it, above
@@ -547,7 +584,6 @@ func Text(w io.Writer, r *analyze.Run) {
 			fmt.Fprintln(w, "withheld for: "+b.Detail)
 		}
 	}
-	TwinChecked(w, r.Twin)
 }
 
 // HostLine is what the client's machine did over a stage: "C=8: host:

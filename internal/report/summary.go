@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 // The html page opens with a summary box: what the run found (its verdict)
@@ -52,9 +53,9 @@ func keyNumbers(r *analyze.Run) []string {
 	}
 	failed, total := r.Failed()
 	if failed > 0 {
-		out = append(out, fmt.Sprintf("%d of %s failed", failed, plural(total, "request")))
+		out = append(out, fmt.Sprintf("%d of %s failed", failed, record.Plural(total, "request")))
 	} else {
-		out = append(out, fmt.Sprintf("%s, none failed", plural(total, "measured request")))
+		out = append(out, fmt.Sprintf("%s, none failed", record.Plural(total, "measured request")))
 	}
 	return out
 }
@@ -98,7 +99,7 @@ func (p *page) summaryHTML(b *strings.Builder) {
 			fmt.Fprintf(b, "<li>%s</li>", text(l))
 		}
 		if k := len(n.run.Warnings); k > 0 {
-			fmt.Fprintf(b, "<li class=\"warn\">%s (<a href=\"#warnings\">below</a>)</li>", text(plural(k, "warning")))
+			fmt.Fprintf(b, "<li class=\"warn\">%s (<a href=\"#warnings\">below</a>)</li>", text(record.Plural(k, "warning")))
 		}
 		b.WriteString("</ul>\n")
 	}

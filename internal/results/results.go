@@ -529,144 +529,186 @@ func (r *Reader) Next() bool {
 	for r.err == nil && r.sc.Scan() {
 		r.lineNo++
 		b := r.sc.Bytes()
-		if len(b) == 0 {
+		if len(b) == 0 || r.skipText(b) {
 			continue
 		}
-		if r.skipText(b) {
-			continue
-		}
-		var kind struct {
-			Type string `json:"type"`
-		}
-		// Request lines, nearly all of a file, are written type first: a
-		// prefix says what they are without parsing them twice.
-		if bytes.HasPrefix(b, requestPrefix) {
-			kind.Type = "request"
-		} else if err := json.Unmarshal(b, &kind); err != nil {
-			r.badLine(b, err)
+		switch r.readLine(b) {
+		case stop:
 			return false
-		}
-		if r.header == nil && kind.Type != "header" {
-			if kind.Type == "request" {
-				r.err = fmt.Errorf("%s line %d: a request before the header: not a tokperf result file", r.name, r.lineNo)
-			} else {
-				r.err = fmt.Errorf("%s line %d: not a tokperf result file: the first line is not a header", r.name, r.lineNo)
-			}
-			return false
-		}
-		switch kind.Type {
-		case "header":
-			if r.header != nil {
-				r.err = fmt.Errorf("%s line %d: a second header (the first is line %d): one file holds one run", r.name, r.lineNo, r.headerLine)
-				return false
-			}
-			var h Header
-			if err := json.Unmarshal(b, &h); err != nil {
-				r.err = fmt.Errorf("%s line %d: header: %v", r.name, r.lineNo, err)
-				return false
-			}
-			if sh := h.Setup.Shard; sh != nil {
-				if off := sh.Clock.Offset(); off > MaxClockOffset || off < -MaxClockOffset {
-					r.err = fmt.Errorf("%s line %d: header: setup.shard.clock.offset_ns %d: more than %v from the server's clock: not a clock to place requests by", r.name, r.lineNo, sh.Clock.OffsetNs, MaxClockOffset)
-					return false
-				}
-			}
-			if h.Format != Format {
-				r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
-				return false
-			}
-			if r.text != nil && !h.Stdout {
-				r.err = r.text
-				return false
-			}
-			r.header, r.headerLine = &h, r.lineNo
-		case "request":
-			// A line with more chunks than any request has is refused
-			// before it is decoded, which would take seconds.
-			if bytes.Count(b, chunkSep) > MaxChunks {
-				r.err = fmt.Errorf("%s line %d: chunks: more than the %d one request can have", r.name, r.lineNo, MaxChunks)
-				return false
-			}
-			var l line
-			if err := json.Unmarshal(b, &l); err != nil {
-				var syn *json.SyntaxError
-				if errors.As(err, &syn) {
-					r.badLine(b, err)
-				} else {
-					r.err = fmt.Errorf("%s line %d: %v", r.name, r.lineNo, err)
-				}
-				return false
-			}
-			if err := l.check(); err != nil {
-				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
-				return false
-			}
-			if r.seen == nil {
-				r.seen = map[int]struct{}{}
-			}
-			if _, dup := r.seen[l.ID]; dup {
-				r.dups++
-				continue
-			}
-			r.seen[l.ID] = struct{}{}
-			r.rec = l.record()
+		case given:
 			return true
-		case "metrics":
-			var m metricsLine
-			if err := json.Unmarshal(b, &m); err != nil {
-				r.err = fmt.Errorf("%s line %d: metrics: %v", r.name, r.lineNo, err)
-				return false
-			}
-			r.metrics = append(r.metrics, m.ServerSample)
-		case "gpu":
-			var g gpuLine
-			if err := json.Unmarshal(b, &g); err != nil {
-				r.err = fmt.Errorf("%s line %d: gpu: %v", r.name, r.lineNo, err)
-				return false
-			}
-			r.gpu = append(r.gpu, g.GPUSample)
-		case "slice":
-			var sl sliceLine
-			if err := json.Unmarshal(b, &sl); err != nil {
-				r.err = fmt.Errorf("%s line %d: slice: %v", r.name, r.lineNo, err)
-				return false
-			}
-			if err := checkSlice(&sl.Slice); err != nil {
-				r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
-				return false
-			}
-			r.slices = append(r.slices, sl.Slice)
-		case "host":
-			var h hostLine
-			if err := json.Unmarshal(b, &h); err != nil {
-				r.err = fmt.Errorf("%s line %d: host: %v", r.name, r.lineNo, err)
-				return false
-			}
-			if h.Stage < 0 || h.To < h.From || h.CPURunS < 0 || h.CPUWaitS < 0 || h.PressureS < 0 || h.Retrans < 0 || h.Steal < 0 || h.Steal > 1 {
-				r.err = fmt.Errorf("%s line %d: host: stage %d: a negative or inverted reading (from_ns %d, to_ns %d)", r.name, r.lineNo, h.Stage, h.From, h.To)
-				return false
-			}
-			r.hosts = append(r.hosts, h.Host)
-		case "stage":
-			var st stageLine
-			if err := json.Unmarshal(b, &st); err != nil {
-				r.err = fmt.Errorf("%s line %d: stage: %v", r.name, r.lineNo, err)
-				return false
-			}
-			if st.Stage < 0 || st.AtNs < 0 {
-				r.err = fmt.Errorf("%s line %d: stage: stage %d, at_ns %d: negative", r.name, r.lineNo, st.Stage, st.AtNs)
-				return false
-			}
-			r.starts = append(r.starts, st.StageStart)
-		case "end":
-			var e End
-			json.Unmarshal(b, &e)
-			r.end = &e
-		default:
-			r.err = fmt.Errorf("%s line %d: unknown line type %q", r.name, r.lineNo, kind.Type)
-			return false
 		}
 	}
+	r.finish()
+	return false
+}
+
+// step is what one line leaves Next to do.
+type step int
+
+const (
+	onward step = iota // read the next line
+	stop               // the end of the file, or an error in r.err
+	given              // a request record in r.rec
+)
+
+// readLine reads one line that is not blank.
+func (r *Reader) readLine(b []byte) step {
+	var kind struct {
+		Type string `json:"type"`
+	}
+	// Request lines, nearly all of a file, are written type first: a
+	// prefix says what they are without parsing them twice.
+	if bytes.HasPrefix(b, requestPrefix) {
+		kind.Type = "request"
+	} else if err := json.Unmarshal(b, &kind); err != nil {
+		r.badLine(b, err)
+		return stop
+	}
+	switch {
+	case r.header == nil && kind.Type == "request":
+		r.err = fmt.Errorf("%s line %d: a request before the header: not a tokperf result file", r.name, r.lineNo)
+		return stop
+	case r.header == nil && kind.Type != "header":
+		r.err = fmt.Errorf("%s line %d: not a tokperf result file: the first line is not a header", r.name, r.lineNo)
+		return stop
+	case kind.Type == "header":
+		return r.readHeader(b)
+	case kind.Type == "request":
+		return r.readRequest(b)
+	}
+	return r.readOther(kind.Type, b)
+}
+
+// readHeader reads the header: one a file, of this format.
+func (r *Reader) readHeader(b []byte) step {
+	if r.header != nil {
+		r.err = fmt.Errorf("%s line %d: a second header (the first is line %d): one file holds one run", r.name, r.lineNo, r.headerLine)
+		return stop
+	}
+	var h Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		r.err = fmt.Errorf("%s line %d: header: %v", r.name, r.lineNo, err)
+		return stop
+	}
+	if sh := h.Setup.Shard; sh != nil {
+		if off := sh.Clock.Offset(); off > MaxClockOffset || off < -MaxClockOffset {
+			r.err = fmt.Errorf("%s line %d: header: setup.shard.clock.offset_ns %d: more than %v from the server's clock: not a clock to place requests by", r.name, r.lineNo, sh.Clock.OffsetNs, MaxClockOffset)
+			return stop
+		}
+	}
+	if h.Format != Format {
+		r.err = fmt.Errorf("%s line %d: format %q, this tokperf reads %q", r.name, r.lineNo, h.Format, Format)
+		return stop
+	}
+	if r.text != nil && !h.Stdout {
+		r.err = r.text
+		return stop
+	}
+	r.header, r.headerLine = &h, r.lineNo
+	return onward
+}
+
+// readRequest reads a request line into r.rec; a line repeating the id of
+// one before it is skipped.
+func (r *Reader) readRequest(b []byte) step {
+	// A line with more chunks than any request has is refused
+	// before it is decoded, which would take seconds.
+	if bytes.Count(b, chunkSep) > MaxChunks {
+		r.err = fmt.Errorf("%s line %d: chunks: more than the %d one request can have", r.name, r.lineNo, MaxChunks)
+		return stop
+	}
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			r.badLine(b, err)
+		} else {
+			r.err = fmt.Errorf("%s line %d: %v", r.name, r.lineNo, err)
+		}
+		return stop
+	}
+	if err := l.check(); err != nil {
+		r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
+		return stop
+	}
+	if r.seen == nil {
+		r.seen = map[int]struct{}{}
+	}
+	if _, dup := r.seen[l.ID]; dup {
+		r.dups++
+		return onward
+	}
+	r.seen[l.ID] = struct{}{}
+	r.rec = l.record()
+	return given
+}
+
+// readOther reads a line of another type: a server, GPU or host reading, a
+// slice, a stage's start, or the end.
+func (r *Reader) readOther(kind string, b []byte) step {
+	switch kind {
+	case "metrics":
+		var m metricsLine
+		if err := json.Unmarshal(b, &m); err != nil {
+			r.err = fmt.Errorf("%s line %d: metrics: %v", r.name, r.lineNo, err)
+			return stop
+		}
+		r.metrics = append(r.metrics, m.ServerSample)
+	case "gpu":
+		var g gpuLine
+		if err := json.Unmarshal(b, &g); err != nil {
+			r.err = fmt.Errorf("%s line %d: gpu: %v", r.name, r.lineNo, err)
+			return stop
+		}
+		r.gpu = append(r.gpu, g.GPUSample)
+	case "slice":
+		var sl sliceLine
+		if err := json.Unmarshal(b, &sl); err != nil {
+			r.err = fmt.Errorf("%s line %d: slice: %v", r.name, r.lineNo, err)
+			return stop
+		}
+		if err := checkSlice(&sl.Slice); err != nil {
+			r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo, err)
+			return stop
+		}
+		r.slices = append(r.slices, sl.Slice)
+	case "host":
+		var h hostLine
+		if err := json.Unmarshal(b, &h); err != nil {
+			r.err = fmt.Errorf("%s line %d: host: %v", r.name, r.lineNo, err)
+			return stop
+		}
+		if h.Stage < 0 || h.To < h.From || h.CPURunS < 0 || h.CPUWaitS < 0 || h.PressureS < 0 || h.Retrans < 0 || h.Steal < 0 || h.Steal > 1 {
+			r.err = fmt.Errorf("%s line %d: host: stage %d: a negative or inverted reading (from_ns %d, to_ns %d)", r.name, r.lineNo, h.Stage, h.From, h.To)
+			return stop
+		}
+		r.hosts = append(r.hosts, h.Host)
+	case "stage":
+		var st stageLine
+		if err := json.Unmarshal(b, &st); err != nil {
+			r.err = fmt.Errorf("%s line %d: stage: %v", r.name, r.lineNo, err)
+			return stop
+		}
+		if st.Stage < 0 || st.AtNs < 0 {
+			r.err = fmt.Errorf("%s line %d: stage: stage %d, at_ns %d: negative", r.name, r.lineNo, st.Stage, st.AtNs)
+			return stop
+		}
+		r.starts = append(r.starts, st.StageStart)
+	case "end":
+		var e End
+		json.Unmarshal(b, &e)
+		r.end = &e
+	default:
+		r.err = fmt.Errorf("%s line %d: unknown line type %q", r.name, r.lineNo, kind)
+		return stop
+	}
+	return onward
+}
+
+// finish sets the error of a file that ended: a read that failed, text
+// and no header, or nothing at all.
+func (r *Reader) finish() {
 	if r.err == nil {
 		if err := r.sc.Err(); err != nil {
 			r.err = fmt.Errorf("%s line %d: %w", r.name, r.lineNo+1, err)
@@ -676,7 +718,6 @@ func (r *Reader) Next() bool {
 			r.err = fmt.Errorf("%s line 1: no header: the file is empty", r.name)
 		}
 	}
-	return false
 }
 
 // check rejects what no run writes: negative counts and offsets, and

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -67,21 +68,8 @@ type format interface {
 // serve runs a generation through the engine and writes it in format f.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format) {
 	fault := s.faultFor(g.route)
-	if s.loading() {
-		openAIError(w, 503, "Loading model")
+	if s.refuse(w, fault) {
 		return
-	}
-	for _, c := range []struct {
-		code int
-		rate float64
-	}{{500, fault.HTTP500}, {503, fault.HTTP503}, {429, fault.HTTP429}} {
-		if s.chance(c.rate) {
-			if c.code != 500 && fault.RetryAfter != "" {
-				w.Header().Set("Retry-After", fault.RetryAfter)
-			}
-			openAIError(w, c.code, fmt.Sprintf("injected fault: HTTP %d", c.code))
-			return
-		}
 	}
 	if n := s.open.Add(1); s.p.MaxConcurrent > 0 && int(n) > s.p.MaxConcurrent {
 		s.open.Add(-1)
@@ -94,14 +82,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		return
 	}
 	ctx := r.Context()
-	x := &exchange{g: g, arrived: arrivedAt(r), spec: s.p.Spec != nil}
-	num := s.ids.Add(1)
-	if s.p.DieAfter > 0 && num >= uint64(s.p.DieAfter) {
-		s.dieOne.Do(func() { close(s.died) })
-		panic(http.ErrAbortHandler)
-	}
-	x.id = strconv.FormatUint(num, 10)
-	x.created = x.arrived.Unix()
+	x, num := s.arrive(r, g)
 	overhead := s.p.RequestOverheadMs
 	if g.chat {
 		overhead += s.p.Chat.PerRequestMs
@@ -110,7 +91,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 		return
 	}
 	job, key, answer := s.job(g)
-	length := job.Length
 	st, err := s.eng.Submit(job)
 	if err != nil {
 		openAIError(w, 503, err.Error())
@@ -120,143 +100,229 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, g *gen, f format)
 	if tr != nil && s.traceWire {
 		tr.Headers, tr.Body = wire(r)
 	}
-	status := "cancelled"
-	defer func() { s.trace.end(tr, st, status) }()
+	rp := &reply{s: s, w: w, r: r, f: f, x: x, st: st, tr: tr, fault: fault, status: "cancelled"}
+	defer func() { s.trace.end(tr, st, rp.status) }()
+	rp.strike, rp.strikeAt = s.strike(fault, max(min(g.maxTokens, job.Length), 1))
+	if s.chance(fault.SlowHeaders) && !sleep(ctx, secs(fault.SlowHeadersS)) {
+		s.eng.Cancel(st)
+		return
+	}
+	rp.tokens = newTextGen(key)
+	rp.tokens.answer, rp.tokens.words = answer, s.outWords
+	rp.run(ctx)
+}
 
-	// Faults that strike mid-stream pick the chunk they strike at.
-	strikeAt := -1
-	var strike string
+// refuse answers a request the server will not take, while it loads or
+// by an injected HTTP fault, and says whether it did.
+func (s *Server) refuse(w http.ResponseWriter, fault Fault) bool {
+	if s.loading() {
+		openAIError(w, 503, "Loading model")
+		return true
+	}
+	for _, c := range []struct {
+		code int
+		rate float64
+	}{{500, fault.HTTP500}, {503, fault.HTTP503}, {429, fault.HTTP429}} {
+		if s.chance(c.rate) {
+			if c.code != 500 && fault.RetryAfter != "" {
+				w.Header().Set("Retry-After", fault.RetryAfter)
+			}
+			openAIError(w, c.code, fmt.Sprintf("injected fault: HTTP %d", c.code))
+			return true
+		}
+	}
+	return false
+}
+
+// arrive numbers a request taken and starts its exchange; the request
+// Profile.DieAfter names kills the server's handler.
+func (s *Server) arrive(r *http.Request, g *gen) (*exchange, uint64) {
+	x := &exchange{g: g, arrived: arrivedAt(r), spec: s.p.Spec != nil}
+	num := s.ids.Add(1)
+	if s.p.DieAfter > 0 && num >= uint64(s.p.DieAfter) {
+		s.dieOne.Do(func() { close(s.died) })
+		panic(http.ErrAbortHandler)
+	}
+	x.id = strconv.FormatUint(num, 10)
+	x.created = x.arrived.Unix()
+	return x, num
+}
+
+// strike picks the fault that strikes mid-stream, if one does, and the
+// chunk it strikes at, one of the first n; -1 when none does.
+func (s *Server) strike(fault Fault, n int) (string, int) {
 	for _, c := range []struct {
 		name string
 		rate float64
 	}{{"reset", fault.Reset}, {"stall", fault.Stall}, {"malformed", fault.Malformed}, {"truncate", fault.Truncate}} {
 		if s.chance(c.rate) {
-			strike = c.name
-			strikeAt = s.intn(max(min(g.maxTokens, length), 1))
-			break
+			return c.name, s.intn(n)
 		}
 	}
-	if s.chance(fault.SlowHeaders) && !sleep(ctx, secs(fault.SlowHeadersS)) {
-		s.eng.Cancel(st)
-		return
-	}
+	return "", -1
+}
 
-	gen := newTextGen(key)
-	gen.answer, gen.words = answer, s.outWords
-	var evs []Event
-	var buf []byte
-	if g.stream {
-		w.Header().Set("Content-Type", f.contentType())
-		w.Header().Set("Cache-Control", "no-cache")
-		if s.p.Wire.CloseAfterStream && !s.p.Wire.SilentClose && r.ProtoMajor == 1 {
-			w.Header().Set("Connection", "close") // net/http closes after the handler
-		}
-		w.WriteHeader(200)
-		buf = f.begin(buf[:0], x)
-		if len(buf) > 0 {
-			w.Write(buf)
-		}
-		http.NewResponseController(w).Flush()
-	}
-	flusher := http.NewResponseController(w)
-	chunks := 0
-	// held is the token counts of the chunks in buf not yet written.
-	var held []int
-	perWrite := max(s.p.Wire.EventsPerWrite, 1)
-	buf = buf[:0]
+// reply is one response while it is written: the engine's stream, the
+// fault that strikes it, and the chunks held for the next write.
+type reply struct {
+	s      *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	f      format
+	x      *exchange
+	st     *Stream
+	tr     *traceEntry
+	fault  Fault
+	tokens *textGen
+	// status is the trace's: cancelled until the last chunk left, or the
+	// fault that struck.
+	status   string
+	strike   string // the mid-stream fault, at chunk strikeAt
+	strikeAt int
+	chunks   int
+	buf      []byte
+	held     []int // the token counts of the chunks in buf not yet written
 	// The chat route frames and detokenizes each chunk in turn: a queue
 	// with one server whose service time is the per-chunk cost. Tracking
 	// when each chunk is due (not sleeping a fixed time) keeps timer
 	// oversleep from adding up.
-	var due time.Time
+	due     time.Time
+	flusher *http.ResponseController
+}
+
+// run writes the engine's events as they come, until the last or until
+// the client goes.
+func (rp *reply) run(ctx context.Context) {
+	if rp.x.g.stream {
+		rp.head()
+	}
+	rp.flusher = http.NewResponseController(rp.w)
+	rp.buf = rp.buf[:0]
+	var evs []Event
 	for {
 		select {
-		case <-st.Ready():
+		case <-rp.st.Ready():
 		case <-ctx.Done():
-			s.eng.Cancel(st)
+			rp.s.eng.Cancel(rp.st)
 			return
 		}
-		evs = st.Take(evs[:0])
+		evs = rp.st.Take(evs[:0])
 		for _, ev := range evs {
-			start := len(x.text)
-			nids := len(x.ids)
-			x.text, x.ids = gen.next(x.text, x.ids, ev.Tokens)
-			if ev.Tokens > 0 {
-				if x.firstAt.IsZero() {
-					x.firstAt, x.admitted = ev.At, st.Admitted()
-				}
-				x.cached = ev.Cached
-				x.lastAt = ev.At
-			}
-			if !g.stream {
-				if ev.Done {
-					s.observe(x, ev)
-					writeJSON(w, 200, f.whole(x, ev))
-					tr.chunk(time.Now(), ev.Total)
-					status = "ok"
-					return
-				}
-				continue
-			}
-			if g.chat && s.p.Chat.PerChunkMs > 0 {
-				due = later(due, time.Now()).Add(ms(s.p.Chat.PerChunkMs))
-				if !sleep(ctx, time.Until(due)) {
-					s.eng.Cancel(st)
-					return
-				}
-			}
-			if chunks == strikeAt {
-				switch strike {
-				case "reset":
-					s.eng.Cancel(st)
-					status = "fault: reset"
-					panic(http.ErrAbortHandler) // the server drops the connection
-				case "stall":
-					status = "fault: stall"
-					if !sleep(ctx, secs(fault.StallS)) {
-						s.eng.Cancel(st)
-						return
-					}
-				case "malformed":
-					buf = append(buf, "data: {\"choices\": [{\"text\": \n\n"...)
-				case "truncate":
-					s.eng.Cancel(st)
-					status = "fault: truncate"
-					return
-				}
-			}
-			chunks++
-			buf = f.event(buf, x, ev, x.text[start:], x.ids[nids:])
-			held = append(held, ev.Tokens)
-			if ev.Done {
-				s.observe(x, ev)
-				buf = f.end(buf, x, ev)
-			}
-			if len(held) < perWrite && !ev.Done {
-				continue // coalesced with the next chunks (Wire.EventsPerWrite)
-			}
-			w.Write(buf)
-			flusher.Flush()
-			buf = buf[:0]
-			now := time.Now()
-			for _, n := range held {
-				if x.first.IsZero() && n > 0 {
-					x.first = now
-				}
-				tr.chunk(now, n)
-			}
-			held = held[:0]
-			if ev.Done {
-				if status == "cancelled" {
-					status = "ok"
-				}
-				if s.p.Wire.CloseAfterStream && s.p.Wire.SilentClose && r.ProtoMajor == 1 {
-					closeSilently(w)
-				}
+			if rp.event(ctx, ev) {
 				return
 			}
 		}
 	}
+}
+
+// head writes a stream's headers and what precedes its first event.
+func (rp *reply) head() {
+	h := rp.w.Header()
+	h.Set("Content-Type", rp.f.contentType())
+	h.Set("Cache-Control", "no-cache")
+	if rp.s.p.Wire.CloseAfterStream && !rp.s.p.Wire.SilentClose && rp.r.ProtoMajor == 1 {
+		h.Set("Connection", "close") // net/http closes after the handler
+	}
+	rp.w.WriteHeader(200)
+	rp.buf = rp.f.begin(rp.buf[:0], rp.x)
+	if len(rp.buf) > 0 {
+		rp.w.Write(rp.buf)
+	}
+	http.NewResponseController(rp.w).Flush()
+}
+
+// event writes one engine event, and says whether the response is over.
+func (rp *reply) event(ctx context.Context, ev Event) bool {
+	s, x, g := rp.s, rp.x, rp.x.g
+	start, nids := len(x.text), len(x.ids)
+	x.text, x.ids = rp.tokens.next(x.text, x.ids, ev.Tokens)
+	if ev.Tokens > 0 {
+		if x.firstAt.IsZero() {
+			x.firstAt, x.admitted = ev.At, rp.st.Admitted()
+		}
+		x.cached = ev.Cached
+		x.lastAt = ev.At
+	}
+	if !g.stream {
+		if ev.Done {
+			s.observe(x, ev)
+			writeJSON(rp.w, 200, rp.f.whole(x, ev))
+			rp.tr.chunk(time.Now(), ev.Total)
+			rp.status = "ok"
+		}
+		return ev.Done
+	}
+	if g.chat && s.p.Chat.PerChunkMs > 0 {
+		rp.due = later(rp.due, time.Now()).Add(ms(s.p.Chat.PerChunkMs))
+		if !sleep(ctx, time.Until(rp.due)) {
+			s.eng.Cancel(rp.st)
+			return true
+		}
+	}
+	if rp.chunks == rp.strikeAt && rp.struck(ctx) {
+		return true
+	}
+	rp.chunks++
+	rp.buf = rp.f.event(rp.buf, x, ev, x.text[start:], x.ids[nids:])
+	rp.held = append(rp.held, ev.Tokens)
+	if ev.Done {
+		s.observe(x, ev)
+		rp.buf = rp.f.end(rp.buf, x, ev)
+	}
+	if len(rp.held) < max(s.p.Wire.EventsPerWrite, 1) && !ev.Done {
+		return false // coalesced with the next chunks (Wire.EventsPerWrite)
+	}
+	rp.write()
+	if !ev.Done {
+		return false
+	}
+	if rp.status == "cancelled" {
+		rp.status = "ok"
+	}
+	if s.p.Wire.CloseAfterStream && s.p.Wire.SilentClose && rp.r.ProtoMajor == 1 {
+		closeSilently(rp.w)
+	}
+	return true
+}
+
+// struck strikes the mid-stream fault, and says whether it ended the
+// response; a reset drops the connection.
+func (rp *reply) struck(ctx context.Context) bool {
+	switch rp.strike {
+	case "reset":
+		rp.s.eng.Cancel(rp.st)
+		rp.status = "fault: reset"
+		panic(http.ErrAbortHandler) // the server drops the connection
+	case "stall":
+		rp.status = "fault: stall"
+		if !sleep(ctx, secs(rp.fault.StallS)) {
+			rp.s.eng.Cancel(rp.st)
+			return true
+		}
+	case "malformed":
+		rp.buf = append(rp.buf, "data: {\"choices\": [{\"text\": \n\n"...)
+	case "truncate":
+		rp.s.eng.Cancel(rp.st)
+		rp.status = "fault: truncate"
+		return true
+	}
+	return false
+}
+
+// write writes and flushes the chunks held, and stamps when their tokens
+// left.
+func (rp *reply) write() {
+	rp.w.Write(rp.buf)
+	rp.flusher.Flush()
+	rp.buf = rp.buf[:0]
+	now := time.Now()
+	for _, n := range rp.held {
+		if rp.x.first.IsZero() && n > 0 {
+			rp.x.first = now
+		}
+		rp.tr.chunk(now, n)
+	}
+	rp.held = rp.held[:0]
 }
 
 // engineTimes are the server-side timings real engines report, taken from

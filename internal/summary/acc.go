@@ -97,8 +97,8 @@ func (a *Acc) Add(r *record.Record) {
 	a.busy += r.Done - r.Sent
 	a.sent, a.done = append(a.sent, r.Sent), append(a.done, r.Done)
 	q := r.ClientQueue()
-	a.queue = append(a.queue, ms(q))
-	a.wait = append(a.wait, ms(max(q-r.Connect, 0)))
+	a.queue = append(a.queue, record.Ms(q))
+	a.wait = append(a.wait, record.Ms(max(q-r.Connect, 0)))
 	if r.Rate > 0 && q > a.late {
 		s.Late++
 	}
@@ -174,15 +174,15 @@ func (a *Acc) Add(r *record.Record) {
 		return
 	}
 	ttft, _ := r.TTFT()
-	a.ttft = append(a.ttft, ms(ttft))
-	a.turn(r, ms(ttft))
+	a.ttft = append(a.ttft, record.Ms(ttft))
+	a.turn(r, record.Ms(ttft))
 	if ttfo, ok := r.TTFO(); ok {
-		a.ttfo = append(a.ttfo, ms(ttfo))
+		a.ttfo = append(a.ttfo, record.Ms(ttfo))
 	} else {
 		s.NoContent++
 	}
 	lat, _ := r.E2E()
-	a.e2e = append(a.e2e, ms(lat))
+	a.e2e = append(a.e2e, record.Ms(lat))
 	if v, ok := r.RequestTokS(); ok {
 		a.reqTokS = append(a.reqTokS, v)
 	}
@@ -316,7 +316,7 @@ func (a *Acc) TokensIn(from, to time.Duration) float64 {
 func (a *Acc) Stage() Stage {
 	s := a.s
 	if s.Rate > 0 {
-		s.LateMs = ms(a.late)
+		s.LateMs = record.Ms(a.late)
 	}
 	s.Errors, s.OutputSources, s.ChunkSources = maps.Clone(a.s.Errors), maps.Clone(a.s.OutputSources), maps.Clone(a.s.ChunkSources)
 	s.HTTPCodes, s.FirstError = maps.Clone(a.s.HTTPCodes), maps.Clone(a.s.FirstError)
@@ -392,9 +392,9 @@ func (a *Acc) gapDists() (icl, itl stats.Dist) {
 			a.each(func(ok bool, i int, at time.Duration, tokens int, _ float64) {
 				if ok && i > 0 {
 					if perToken {
-						emit(ms(at-prev)/float64(tokens), tokens)
+						emit(record.Ms(at-prev)/float64(tokens), tokens)
 					} else {
-						emit(ms(at-prev), 1)
+						emit(record.Ms(at-prev), 1)
 					}
 				}
 				prev = at

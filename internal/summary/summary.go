@@ -129,8 +129,6 @@ type Stage struct {
 // oversleep, an open-loop send counts as late.
 const LateThreshold = time.Millisecond
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // Of computes a stage's figures; target is its concurrency (0 for an
 // uncapped open loop, which has no steady state to speak of).
 func Of(recs []record.Record, target int) Stage { return OfSLO(recs, target, record.SLO{}) }

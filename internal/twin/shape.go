@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
@@ -50,7 +51,7 @@ func (t *Fitted) readShape() shape {
 	var why string
 	switch {
 	case n < 3:
-		why = fmt.Sprintf("not pinned: %d batch size%s measured, fewer than the 3 a curve needs", n, plural(n))
+		why = fmt.Sprintf("not pinned: %s measured, fewer than the 3 a curve needs", record.Plural(n, "batch size"))
 	default:
 		a, b, c := table[n-3], table[n-2], table[n-1]
 		s1 := (b.StepMs - a.StepMs) / float64(b.Batch-a.Batch)
@@ -86,13 +87,6 @@ func (t *Fitted) readShape() shape {
 	}
 	s.model.Text = fmt.Sprintf("past batch %d (C=%d) the step time's growth is %s; a prediction past C=%d is the envelope of %s, each with the fit's interval, and its estimate is the first", last.Batch, t.maxC, why, t.maxC, strings.Join(names, ", "))
 	return s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // curvatureSE is the standard error of the difference of the last two

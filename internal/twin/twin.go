@@ -61,7 +61,7 @@ func FromRecord(r *record.Record) Request {
 		}
 	}
 	if d, ok := r.TTFT(); ok {
-		q.TTFTMs = ms(d)
+		q.TTFTMs = record.Ms(d)
 	}
 	q.Stopped = r.FinishReason == "stop"
 	q.DecodeTokS, _ = r.DecodeTokS()
@@ -99,8 +99,6 @@ type level struct {
 	srv   *analyze.ServerReading // nil without /metrics
 	reqs  []Request              // measured, ok
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // levels gathers the closed-loop stages with finished requests, sorted by
 // concurrency, and the run's maximum output length.
@@ -202,7 +200,7 @@ func stageOf(outs []sim.Outcome, jobs []sim.Job, c int, slo record.SLO) summary.
 		st.PromptTokens += r.PromptTokens
 		first, last = min(first, r.Sent), max(last, r.Done)
 		if d, ok := r.TTFT(); ok {
-			ttft = append(ttft, ms(d))
+			ttft = append(ttft, record.Ms(d))
 		}
 		if v, ok := r.DecodeTokS(); ok {
 			decode = append(decode, v)
@@ -214,7 +212,7 @@ func stageOf(outs []sim.Outcome, jobs []sim.Job, c int, slo record.SLO) summary.
 			reqTokS = append(reqTokS, v)
 		}
 		if d, ok := r.E2E(); ok {
-			e2e = append(e2e, ms(d))
+			e2e = append(e2e, record.Ms(d))
 		}
 		if slo.Set() && slo.Met(&r) {
 			st.SLOMet++

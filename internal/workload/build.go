@@ -513,7 +513,7 @@ func (in Info) String() string {
 	var b strings.Builder
 	switch in.Source {
 	case "dataset":
-		fmt.Fprintf(&b, "dataset %s (%s): %s", in.File, in.Format, plural(in.Requests, "request"))
+		fmt.Fprintf(&b, "dataset %s (%s): %s", in.File, in.Format, record.Plural(in.Requests, "request"))
 		if in.Requests < in.Usable {
 			fmt.Fprintf(&b, " sampled of %d usable", in.Usable)
 		}
@@ -525,7 +525,7 @@ func (in Info) String() string {
 			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
 		}
 	case "trace":
-		fmt.Fprintf(&b, "trace %s: %s at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, plural(in.Requests, "request"), in.BlockSize)
+		fmt.Fprintf(&b, "trace %s: %s at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, record.Plural(in.Requests, "request"), in.BlockSize)
 	case "corpus":
 		fmt.Fprintf(&b, "corpus %s (random windows), input %s tokens", in.File, in.Input)
 	default:
