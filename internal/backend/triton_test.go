@@ -3,6 +3,8 @@ package backend
 import (
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -69,5 +71,36 @@ func TestTritonStream(t *testing.T) {
 	readStream(triton{}, strings.NewReader(""), record.NewClock(), &rec, nil)
 	if rec.Status != record.StatusIncomplete {
 		t.Errorf("no event: %s %q, want incomplete", rec.Status, rec.Error)
+	}
+}
+
+// A Triton server answers its /v2 server metadata and has no /v1/models
+// on its HTTP port: it is detected as itself by /v2 alone, with no model
+// listed (the run then asks for --model); an answer at /v2 that is not
+// Triton's is not taken for it, and leaves nothing known.
+func TestDetectTritonByV2(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v2, want string // "" for no engine: an error
+	}{
+		{`{"name":"triton","version":"2.41.0","extensions":["classification","sequence","model_repository","schedule_policy","model_configuration","system_shared_memory","cuda_shared_memory","binary_tensor_data","parameters","statistics","trace","logging"]}`, "triton"},
+		{`{"name":"kserve-other","version":"1"}`, ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/v2":
+				w.Write([]byte(tc.v2))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		s, models, err := Detect(t.Context(), srv.Client(), srv.URL, "")
+		srv.Close()
+		if (err != nil) != (tc.want == "") || s.Engine != tc.want || len(models) != 0 {
+			t.Errorf("/v2 %s: detected %q (%v) with models %v, want %s", tc.v2, s.Engine, err, models, tc.want)
+		}
+		if tc.want == "triton" && s.Version != "2.41.0" {
+			t.Errorf("version %q, want /v2's", s.Version)
+		}
 	}
 }
