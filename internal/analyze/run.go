@@ -373,9 +373,10 @@ func runWarnings(r *Run) []Warning {
 
 // ollamaTemplate warns that Ollama's /v1/completions is not a raw
 // completion: it applies the model's chat template to the prompt (a
-// 2-word prompt counted 29 prompt tokens on v0.17.4).
+// 2-word prompt counted 29 prompt tokens on v0.17.4). The table says
+// which engines do (engine.TemplatedCompletions); Ollama is the one.
 func ollamaTemplate(r *Run) (Warning, bool) {
-	if r.Setup.Server.Engine != "ollama" || r.Setup.Endpoint != "completions" {
+	if e, _ := engine.Lookup(r.Setup.Server.Engine); !e.TemplatedCompletions || r.Setup.Endpoint != "completions" {
 		return Warning{}, false
 	}
 	text := "Ollama's /v1/completions applies the model's chat template to the prompt: it is not a raw completion, and TTFT covers the template's tokens"

@@ -154,7 +154,14 @@ type reply struct {
 // natives are the engines' own raw generation protocols (--endpoint
 // generate), by engine name; each protocol file registers its own, and
 // the engine table says which engines have one (Engine.Native).
-var natives = map[string]func() protocol{}
+var natives = map[string]newProtocol{}
+
+// newProtocol makes a protocol for one backend's configuration: an
+// engine whose route carries the model (Triton's
+// /v2/models/{model}/generate_stream) builds it from cfg.Model, and the
+// OpenAI routes read their engine's habits from the table once here, not
+// on every request.
+type newProtocol func(cfg *Config) protocol
 
 // endpoints are the other generation endpoints, by --endpoint name: the
 // OpenAI routes, which any engine may serve, and an engine's own second
@@ -164,7 +171,7 @@ var endpoints = map[string]endpoint{}
 
 type endpoint struct {
 	engine string
-	proto  func() protocol
+	proto  newProtocol
 }
 
 // protocol is one wire format: the route, how to build the body, the
@@ -207,16 +214,16 @@ func pick(cfg Config) (p protocol, why string, err error) {
 		if native == nil {
 			return nil, "", fmt.Errorf("the %s server has no native generate endpoint that tokperf speaks: use --endpoint completions (or --engine %s)", engineName(cfg.Engine), engine.NativeList())
 		}
-		p, own = native(), true
+		p, own = native(&cfg), true
 	} else {
 		ep, ok := endpoints[cfg.Endpoint]
 		if !ok {
 			return nil, "", fmt.Errorf("unknown endpoint %q (want %s)", cfg.Endpoint, endpointList())
 		}
-		p, own = ep.proto(), ep.engine != "" && ep.engine == cfg.Engine
+		p, own = ep.proto(&cfg), ep.engine != "" && ep.engine == cfg.Engine
 	}
 	if native := natives[cfg.Engine]; native != nil && !own {
-		if e, ok := native().(endsEarly); ok {
+		if e, ok := native(&cfg).(endsEarly); ok {
 			why = e.endsEarly()
 		}
 	}
@@ -290,6 +297,10 @@ func routeURL(base, route string) (*url.URL, error) {
 	u.RawPath = ""
 	return u, nil
 }
+
+// EndpointEngine is the engine whose own route an endpoint is (Ollama's
+// api-chat), "" for one any server may serve or an unknown one.
+func EndpointEngine(name string) string { return endpoints[name].engine }
 
 // endpointList names the endpoints for messages: "generate, api-chat, chat or completions".
 func endpointList() string {

@@ -320,11 +320,12 @@ func redactErr(err error) error {
 // one where tokperf speaks it, else OpenAI completions.
 func DefaultEndpoint(name string) string { return engine.DefaultEndpoint(name) }
 
-// OllamaLoaded lists the models an Ollama server has in memory now
-// (/api/ps), so a run can measure the loaded one rather than whichever
-// /v1/models lists first (a cold one would be measured loading).
-func OllamaLoaded(ctx context.Context, client *http.Client, base, apiKey string) ([]string, error) {
-	u, err := routeURL(base, "/api/ps")
+// Loaded lists the models a server has in memory now, from its route of
+// them (engine.Loaded: Ollama's /api/ps), so a run can measure the loaded
+// one rather than whichever /v1/models lists first (a cold one would be
+// measured loading).
+func Loaded(ctx context.Context, client *http.Client, base, apiKey, route string) ([]string, error) {
+	u, err := routeURL(base, route)
 	if err != nil {
 		return nil, err
 	}

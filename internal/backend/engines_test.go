@@ -15,7 +15,7 @@ import (
 // protocols disagree on, each with the place to fix: an engine the table
 // says is native with no protocol registered, a protocol registered for an
 // engine the table does not know or says is not native.
-func missingProtocols(table []engine.Engine, natives map[string]func() protocol) []string {
+func missingProtocols(table []engine.Engine, natives map[string]newProtocol) []string {
 	var out []string
 	known := map[string]bool{}
 	for _, e := range table {

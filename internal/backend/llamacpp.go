@@ -13,7 +13,7 @@ type llamaCpp struct{}
 
 var _ protocol = llamaCpp{}
 
-func init() { natives["llamacpp"] = func() protocol { return llamaCpp{} } }
+func init() { natives["llamacpp"] = func(*Config) protocol { return llamaCpp{} } }
 
 func (llamaCpp) route() string { return "/completion" }
 

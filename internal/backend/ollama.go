@@ -17,8 +17,8 @@ var (
 )
 
 func init() {
-	natives["ollama"] = func() protocol { return ollama{} }
-	endpoints["api-chat"] = endpoint{"ollama", func() protocol { return ollama{chat: true} }}
+	natives["ollama"] = func(*Config) protocol { return ollama{} }
+	endpoints["api-chat"] = endpoint{"ollama", func(*Config) protocol { return ollama{chat: true} }}
 }
 
 func (o ollama) route() string {

@@ -3,18 +3,29 @@ package backend
 import (
 	"encoding/json"
 
+	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
 )
 
 // openAI is /v1/completions and /v1/chat/completions, streaming, asking for
 // usage and continuous usage stats.
-type openAI struct{ chat bool }
+type openAI struct {
+	chat bool
+	// cachePrompt: the engine reuses its prompt cache unless told not to
+	// (engine.PromptCache), on these routes as on its native one.
+	cachePrompt bool
+}
 
 var _ protocol = (*openAI)(nil)
 
 func init() {
-	endpoints["completions"] = endpoint{"", func() protocol { return &openAI{} }}
-	endpoints["chat"] = endpoint{"", func() protocol { return &openAI{chat: true} }}
+	endpoints["completions"] = endpoint{"", func(cfg *Config) protocol { return newOpenAI(cfg, false) }}
+	endpoints["chat"] = endpoint{"", func(cfg *Config) protocol { return newOpenAI(cfg, true) }}
+}
+
+func newOpenAI(cfg *Config, chat bool) *openAI {
+	e, _ := engine.Lookup(cfg.Engine)
+	return &openAI{chat: chat, cachePrompt: e.PromptCache}
 }
 
 func (o *openAI) route() string {
@@ -50,7 +61,7 @@ type openAIMessage struct {
 
 func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 	b := openAIBody{Model: cfg.Model, MaxTokens: req.MaxTokens, Stream: true, IgnoreEOS: req.IgnoreEOS, Temperature: req.Temperature, Seed: req.Seed}
-	if cfg.Engine == "llamacpp" {
+	if o.cachePrompt {
 		// Both routes alike: an overhead comparison is unfair when only the
 		// raw side turns the cache off.
 		b.CachePrompt = &cfg.CachePrompt

@@ -12,7 +12,7 @@ type sglang struct{}
 
 var _ protocol = sglang{}
 
-func init() { natives["sglang"] = func() protocol { return sglang{} } }
+func init() { natives["sglang"] = func(*Config) protocol { return sglang{} } }
 
 func (sglang) route() string { return "/generate" }
 

@@ -68,7 +68,7 @@ func TestStubEngineTakesThreePlaces(t *testing.T) {
 	t.Parallel()
 	stubEntry := engine.Engine{Name: "stub", Native: true, Probes: []engine.Probe{{Path: "/stub/info", VersionKey: "version"}}}
 	table := append(append([]engine.Engine(nil), engine.Table()...), stubEntry)
-	registry := map[string]func() protocol{}
+	registry := map[string]newProtocol{}
 	for k, v := range natives {
 		registry[k] = v
 	}
@@ -76,7 +76,7 @@ func TestStubEngineTakesThreePlaces(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "internal/backend/stub.go") {
 		t.Errorf("the stub in the table alone: %q, want one message naming internal/backend/stub.go", got)
 	}
-	registry["stub"] = func() protocol { return stub{} }
+	registry["stub"] = func(*Config) protocol { return stub{} }
 	if got := missingProtocols(table, registry); len(got) != 0 {
 		t.Errorf("the stub with its protocol: %q", got)
 	}
@@ -104,7 +104,7 @@ func TestStubEngineTakesThreePlaces(t *testing.T) {
 	defer srv.Close()
 	for _, net := range []bool{false, true} {
 		cfg := Config{URL: srv.URL, Endpoint: "generate", Engine: "stub", NetHTTP: net}
-		b, err := newBackend(cfg, registry["stub"](), "")
+		b, err := newBackend(cfg, registry["stub"](&cfg), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ type tgi struct{}
 
 var _ protocol = tgi{}
 
-func init() { natives["tgi"] = func() protocol { return tgi{} } }
+func init() { natives["tgi"] = func(*Config) protocol { return tgi{} } }
 
 func (tgi) route() string { return "/generate_stream" }
 

@@ -351,8 +351,8 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return fail(err)
 	}
 	s.Setup.Endpoint = t.Endpoint
-	if t.Endpoint == "api-chat" && server.Engine != "ollama" {
-		fmt.Fprintf(out, "warning: --endpoint api-chat is Ollama's native chat, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", engineOr(server.Engine))
+	if own := backend.EndpointEngine(t.Endpoint); own != "" && own != server.Engine {
+		fmt.Fprintf(out, "warning: --endpoint %s is %s's own route, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", t.Endpoint, own, engineOr(server.Engine))
 	}
 	if s.Setup.Endpoint == "" {
 		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
@@ -438,16 +438,17 @@ func (s *Session) model(ctx context.Context, models []string) (string, error) {
 	if len(models) == 0 {
 		return "", fmt.Errorf("%s lists no model at /v1/models: give --model", s.Setup.URL)
 	}
-	if s.Setup.Server.Engine != "ollama" || len(models) == 1 {
+	e, _ := engine.Lookup(s.Setup.Server.Engine)
+	if e.Loaded == "" || len(models) == 1 {
 		return models[0], nil
 	}
 	// Ollama lists every model it has on disk: the one in memory is the
 	// one to measure, a cold one would be measured loading.
-	loaded, err := backend.OllamaLoaded(ctx, s.client, s.base, s.t.APIKey)
+	loaded, err := backend.Loaded(ctx, s.client, s.base, s.t.APIKey, e.Loaded)
 	if err != nil || len(loaded) == 0 {
-		return "", fmt.Errorf("Ollama at %s lists %d models and has none loaded (/api/ps): give --model (a first request would load it, and be measured loading)", s.Setup.URL, len(models))
+		return "", fmt.Errorf("%s at %s lists %d models and has none loaded (%s): give --model (a first request would load it, and be measured loading)", e.Name, s.Setup.URL, len(models), e.Loaded)
 	}
-	fmt.Fprintf(s.env.progress(), "model %s: the one Ollama has loaded (/api/ps), of %d it lists; --model picks another\n", loaded[0], len(models))
+	fmt.Fprintf(s.env.progress(), "model %s: the one %s has loaded (%s), of %d it lists; --model picks another\n", loaded[0], e.Name, e.Loaded, len(models))
 	return loaded[0], nil
 }
 

@@ -391,7 +391,7 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 
 // cachePrompt is whether llama.cpp may reuse its prompt cache, and why.
 func (s *sweep) cachePrompt() {
-	if s.setup.Server.Engine != "llamacpp" {
+	if e, _ := engine.Lookup(s.setup.Server.Engine); !e.PromptCache {
 		return
 	}
 	if p := s.cfg.Prompts; p != nil && p.Conversational() && !s.sess.t.CachePromptSet {

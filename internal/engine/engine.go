@@ -37,6 +37,18 @@ type Engine struct {
 	// cannot ask it to run every output to the limit, so outputs that end
 	// at EOS are its normal stop, not a request it disobeyed.
 	NoIgnoreEOS bool
+	// PromptCache says the server reuses a prompt's cached prefix unless
+	// each request's cache_prompt says not to (llama.cpp, on every route):
+	// tokperf sends it on every route, off unless conversations or
+	// --cache-prompt want it.
+	PromptCache bool
+	// TemplatedCompletions says its OpenAI /v1/completions applies the
+	// model's chat template to the prompt (Ollama): not a raw completion.
+	TemplatedCompletions bool
+	// Loaded is the route listing the models in memory (Ollama's /api/ps,
+	// {"models":[{"model": …}]}) where /v1/models lists every model on
+	// disk: a run measures a loaded one, not one it would load.
+	Loaded string
 }
 
 // TokenizeRoutes are a server's tokenize and detokenize routes and the
@@ -78,6 +90,10 @@ func anyOf(keys ...string) func(map[string]any) bool {
 // onlyVersion matches an answer that is {"version": …} and nothing else.
 func onlyVersion(m map[string]any) bool { return len(m) == 1 && m["version"] != nil }
 
+// isTriton matches Triton's server metadata (GET /v2, KServe v2
+// protocol): its name is "triton" and it lists its extensions.
+func isTriton(m map[string]any) bool { return m["name"] == "triton" && m["extensions"] != nil }
+
 // table is the table, in detection order.
 var table = []Engine{
 	{
@@ -108,6 +124,7 @@ var table = []Engine{
 		Native:      true,
 		ChunkTokens: "tokens per event; timings.predicted_n",
 		Tokenize:    TokenizeRoutes{"/tokenize", "/detokenize", "content"},
+		PromptCache: true,
 		Metrics: Metrics{Running: "llamacpp:requests_processing", Waiting: "llamacpp:requests_deferred",
 			Generated: "llamacpp:tokens_predicted_total", Prompt: "llamacpp:prompt_tokens_total", CountersAtEnd: true},
 	},
@@ -117,6 +134,10 @@ var table = []Engine{
 		Native:      true,
 		ChunkTokens: "one line per token; eval_count",
 		NoIgnoreEOS: true,
+		// /v1/completions goes through the chat template (a 2-word prompt
+		// counted 29 prompt tokens on v0.17.4).
+		TemplatedCompletions: true,
+		Loaded:               "/api/ps",
 	},
 	{
 		Name:        "vllm",
@@ -130,7 +151,19 @@ var table = []Engine{
 			CacheHits:    "vllm:prefix_cache_hits_total", CacheQueries: "vllm:prefix_cache_queries_total"},
 	},
 	{
-		// Any other OpenAI-compatible server (TensorRT-LLM and the rest):
+		// Triton Inference Server's generate extension, as TensorRT-LLM's
+		// ensemble serves it: the model is in the route, and /v2 says
+		// {"name":"triton","version":…,"extensions":[…,"generate",…]}.
+		Name:        "triton",
+		Probes:      []Probe{{"/v2", "version", isTriton}},
+		Native:      true,
+		ChunkTokens: "no count: one token per event assumed (text_output)",
+		// TensorRT-LLM's ensemble has no ignore_eos among its inputs.
+		NoIgnoreEOS: true,
+	},
+	{
+		// Any other OpenAI-compatible server (TensorRT-LLM's trtllm-serve
+		// and the rest):
 		// what detection says when no identity route answers.
 		Name:        "openai",
 		ChunkTokens: "continuous_usage_stats; final usage",

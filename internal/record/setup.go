@@ -94,7 +94,7 @@ func (s SLO) Met(r *Record) bool {
 
 // Server is what the server said about itself.
 type Server struct {
-	Engine  string         `json:"engine"`            // sglang, vllm, tgi, llamacpp, ollama, openai
+	Engine  string         `json:"engine"`            // sglang, vllm, tgi, llamacpp, ollama, triton, openai
 	Version string         `json:"version,omitempty"` // as reported
 	Info    map[string]any `json:"info,omitempty"`    // the identity route's answer, trimmed
 	// Evidence are the identity routes whose answers matched the engine;

@@ -22,7 +22,8 @@ type Profile struct {
 	Description string `yaml:"description"`
 	// Engine is the server imitated: an engine of engine.Table() that the
 	// simulator has an imitation of (Engines: sglang, tgi, llamacpp,
-	// ollama, vllm, or openai for a plain OpenAI-compatible server). It
+	// ollama, vllm, triton, or openai for a plain OpenAI-compatible
+	// server). It
 	// decides the identity routes and the /metrics names.
 	Engine        string  `yaml:"engine"`
 	Version       string  `yaml:"version"`
