@@ -57,8 +57,9 @@ type output interface {
 }
 
 // outputs are the kinds of live output by name (--live KIND=ADDR), each
-// started listening on ln; a new kind is one entry and one file.
-var outputs = map[string]func(ln net.Listener) output{
+// started with its ADDR (where to listen, or where to send): a new kind is
+// one entry and one file.
+var outputs = map[string]func(addr string, env *Env) (output, error){
 	"prometheus": startProm,
 }
 
@@ -78,18 +79,16 @@ func ParseOutput(s string) (Output, error) {
 	return Output{Kind: kind, Addr: addr}, nil
 }
 
-// startOutput starts the live output o, listening through env (where it
-// says it listens on its progress), or nil when none is asked.
+// startOutput starts the live output o, or returns nil when none is asked.
 func startOutput(o *Output, env *Env) (output, error) {
 	if o == nil {
 		return nil, nil
 	}
-	ln, err := env.listen(o.Addr)
+	out, err := outputs[o.Kind](o.Addr, env)
 	if err != nil {
 		return nil, fmt.Errorf("--live %s: %w", o, err)
 	}
-	fmt.Fprintf(env.progress(), "live: %s metrics at http://%s/metrics while the run goes on\n", o.Kind, ln.Addr())
-	return outputs[o.Kind](ln), nil
+	return out, nil
 }
 
 // serve serves h on ln until stop is called, which returns once the

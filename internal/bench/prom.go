@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"net"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -52,14 +52,21 @@ var (
 	itlBounds  = prometheus.ExponentialBuckets(0.00025, 2, 14)
 )
 
-func startProm(ln net.Listener) output {
+// startProm listens at addr (through env, as the simulator does) and says
+// where on env's progress.
+func startProm(addr string, env *Env) (output, error) {
+	ln, err := env.listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.progress(), "live: prometheus metrics at http://%s/metrics while the run goes on\n", ln.Addr())
 	o := &promOutput{byStatus: map[record.Status]uint64{}, ttft: newHist(ttftBounds), itl: newHist(itlBounds)}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(o)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	o.stop = serve(ln, mux)
-	return o
+	return o, nil
 }
 
 func (o *promOutput) inFlight() *atomic.Int64 { return &o.flight }
