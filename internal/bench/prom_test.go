@@ -95,50 +95,19 @@ func get(ctx context.Context, dial func(context.Context, string, string) (net.Co
 func TestLiveOutputCountsTheRecords(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
+	load := DefaultLoad([]int{4})
+	load.Duration, load.Slice = 6*time.Second, time.Second
 	var scrapes []scrape
-	synctest.Test(t, func(t *testing.T) {
-		mn, lmn := memnet.New(), memnet.New()
-		p, err := sim.LoadProfile("seed")
-		if err != nil {
-			t.Fatal(err)
+	liveSweep(t, "soak", load, out, func(env *Env, get func() (map[string]*dto.MetricFamily, error)) func() {
+		env.SliceDone = func(sl record.Slice) {
+			fams, err := get()
+			if err != nil {
+				t.Errorf("scraping at slice %d: %v", sl.Index, err)
+				return
+			}
+			scrapes = append(scrapes, scrape{sl.To, fams})
 		}
-		// Failures of three kinds, the malformed and truncated ones after
-		// some tokens: counted by status, as errors, and not as tokens.
-		p.Faults = map[string]sim.Fault{"*": {HTTP500: 0.08, Malformed: 0.05, Truncate: 0.05}}
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); sim.New(p, sim.Options{NoTrace: true}).Serve(ctx, mn) }()
-		defer func() { stop(); <-done }()
-		load := DefaultLoad([]int{4})
-		load.Duration, load.Slice = 6*time.Second, time.Second
-		cfg := SweepConfig{Command: "soak", Target: Target{URL: "http://127.0.0.1:8000"}, Load: load, Out: out,
-			Workload: workload.Synthetic{InputTokens: 64, OutputTokens: 40, IgnoreEOS: true, Seed: 3},
-			Live:     &Output{Kind: "prometheus", Addr: "127.0.0.1:9464"}}
-		var progress strings.Builder
-		env := &Env{Dial: mn.Dial, Progress: &progress,
-			Listen: func(addr string) (net.Listener, error) {
-				if addr != cfg.Live.Addr {
-					return nil, fmt.Errorf("listening at %s: only --live's address may be", addr)
-				}
-				return lmn, nil
-			},
-			SliceDone: func(sl record.Slice) {
-				fams, err := get(ctx, lmn.Dial)
-				if err != nil {
-					t.Errorf("scraping at slice %d: %v", sl.Index, err)
-					return
-				}
-				scrapes = append(scrapes, scrape{sl.To, fams})
-			}}
-		if _, err := Sweep(context.Background(), cfg, env); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(progress.String(), "live: prometheus metrics at http://") {
-			t.Errorf("the progress does not say where the metrics are:\n%s", progress.String())
-		}
-		if _, err := get(ctx, lmn.Dial); err == nil {
-			t.Errorf("the live endpoint still answers after the run")
-		}
+		return func() {}
 	})
 	recs := measured(t, out)
 	if len(scrapes) < 6 {
@@ -173,6 +142,102 @@ func TestLiveOutputCountsTheRecords(t *testing.T) {
 	last := scrapes[len(scrapes)-1]
 	if n := len(recs); int(sum(last.statuses())) != n || last.value("tokperf_client_requests_in_flight") != 0 {
 		t.Errorf("after the last request: %v requests counted and %v in flight, want all %d and none", sum(last.statuses()), last.value("tokperf_client_requests_in_flight"), n)
+	}
+}
+
+// liveSweep runs load with --live in virtual time against the seed profile
+// with failures of three kinds (the malformed and truncated ones after
+// some tokens), the metrics on an in-memory network of their own; arm sets
+// env's hooks, given a scrape, and returns what to do once the run is
+// over. It checks the progress says where the metrics are and that the
+// endpoint is closed after the run.
+func liveSweep(t *testing.T, cmd string, load Load, out string, arm func(env *Env, get func() (map[string]*dto.MetricFamily, error)) func()) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		mn, lmn := memnet.New(), memnet.New()
+		p, err := sim.LoadProfile("seed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Faults = map[string]sim.Fault{"*": {HTTP500: 0.08, Malformed: 0.05, Truncate: 0.05}}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); sim.New(p, sim.Options{NoTrace: true}).Serve(ctx, mn) }()
+		defer func() { stop(); <-done }()
+		cfg := SweepConfig{Command: cmd, Target: Target{URL: "http://127.0.0.1:8000"}, Load: load, Out: out,
+			Workload: workload.Synthetic{InputTokens: 64, OutputTokens: 40, IgnoreEOS: true, Seed: 3},
+			Live:     &Output{Kind: "prometheus", Addr: "127.0.0.1:9464"}}
+		var progress strings.Builder
+		env := &Env{Dial: mn.Dial, Progress: &progress,
+			Listen: func(addr string) (net.Listener, error) {
+				if addr != cfg.Live.Addr {
+					return nil, fmt.Errorf("listening at %s: only --live's address may be", addr)
+				}
+				return lmn, nil
+			}}
+		over := arm(env, func() (map[string]*dto.MetricFamily, error) { return get(ctx, lmn.Dial) })
+		_, err = Sweep(context.Background(), cfg, env)
+		over()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(progress.String(), "live: prometheus metrics at http://") {
+			t.Errorf("the progress does not say where the metrics are:\n%s", progress.String())
+		}
+		if _, err := get(ctx, lmn.Dial); err == nil {
+			t.Errorf("the live endpoint still answers after the run")
+		}
+	})
+}
+
+// A sweep's live output, scraped every 50 ms of its run, follows its
+// stages: each scrape counts exactly the file's first n measured records
+// (the fold's path, where the soak above takes the slices'), says the
+// running stage's concurrency and has at most that many in flight; some
+// scrapes see each level under way.
+func TestLiveOutputFollowsASweep(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	load := DefaultLoad([]int{2, 6})
+	load.Requests = 40
+	var polls []scrape
+	liveSweep(t, "sweep", load, out, func(_ *Env, get func() (map[string]*dto.MetricFamily, error)) func() {
+		quit, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-quit:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if fams, err := get(); err == nil {
+					polls = append(polls, scrape{families: fams})
+				}
+			}
+		}()
+		return func() { close(quit); <-done }
+	})
+	recs := measured(t, out)
+	busy := map[float64]int{}
+	last := 0
+	for i, s := range polls {
+		n := int(sum(s.statuses()))
+		if n < last || n > len(recs) {
+			t.Fatalf("poll %d counts %d requests, after %d, of the file's %d", i, n, last, len(recs))
+		}
+		last = n
+		checkScrape(t, i, s, liveFigures(recs[:n]))
+		c, in := s.value("tokperf_client_stage_concurrency"), s.value("tokperf_client_requests_in_flight")
+		if (c != 2 && c != 6) || in < 0 || in > c {
+			t.Errorf("poll %d: %v in flight at concurrency %v", i, in, c)
+		}
+		if in > 0 && n < len(recs) {
+			busy[c]++
+		}
+	}
+	if busy[2] == 0 || busy[6] == 0 {
+		t.Errorf("polls that saw a level under way, by level: %v; want some at each of 2 and 6 (%d polls)", busy, len(polls))
 	}
 }
 
