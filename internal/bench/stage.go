@@ -40,14 +40,18 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 	s.fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
 	// Live progress reads counters bumped off the requests' path.
 	show := s.env.live(label, p)
-	each := func(rec *record.Record) { s.fold.Add(rec); show.add(rec); s.feed.add(rec) }
 	var sliced *slicing
 	if s.cfg.Load.Slice > 0 {
 		// Only the current slice's requests are kept; the stage's own
 		// figures are read back from the file at the end.
 		sliced = startSlicing(p.Index, p.Concurrency, s.cfg.Load.Slice, start, s.setup.SLO, &slicing{clock: s.clock, file: s.file, watch: watch, gpus: s.gpus,
 			names: s.names, progress: s.progress, label: label, done: s.env.sliceDone(), host: meterHost(s.env, s.b, start)})
-		each = func(rec *record.Record) { sliced.add(rec); show.add(rec) }
+	}
+	sinks := s.sinks(p, show, sliced)
+	each := func(rec *record.Record) {
+		for _, k := range sinks {
+			k.add(rec)
+		}
 	}
 	if s.virt != nil {
 		if err := s.virt.each(p, each); err != nil {
@@ -72,6 +76,24 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 	fig := s.fold.Figures(p.Index)
 	s.figures = append(s.figures, fig)
 	fmt.Fprintf(s.progress, "%s: %.1f tok/s aggregate, %d ok, %.1f s\n", label, fig.AggregateTokS, fig.OK, fig.WallS)
+}
+
+// sinks are where stage p's measured records go as they finish: the fold
+// and the twin's feed (or, sliced, the current slice only), the live
+// progress and the live output where there are.
+func (s *sweep) sinks(p runner.Plan, show *live, sliced *slicing) []recordSink {
+	out := []recordSink{sinkFunc(s.fold.Add), s.feed}
+	if sliced != nil {
+		out = []recordSink{sliced}
+	}
+	if show != nil {
+		out = append(out, show)
+	}
+	if s.output != nil {
+		s.output.stage(p)
+		out = append(out, s.output)
+	}
+	return out
 }
 
 // stageLabel is how progress lines name stage p: C=8, rate=4/s, trace

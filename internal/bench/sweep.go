@@ -201,6 +201,9 @@ type SweepConfig struct {
 	// Shard, when set, makes this process one shard of a run split
 	// across processes: its share of each stage, started together.
 	Shard *shard.Config
+	// Live, when set, serves the run's own client-side metrics while it
+	// goes on (--live prometheus=ADDR), until the run ends.
+	Live *Output
 }
 
 // Sweep runs every stage of the load against the target, writes each
@@ -255,6 +258,7 @@ type sweep struct {
 	file      *sink
 	fold      *analyze.Fold
 	feed      *twinFeed
+	output    output // --live, or nil
 	r         *runner.Runner
 	names     engine.Metrics
 	scrape    bool           // the server's /metrics answered
@@ -455,6 +459,15 @@ func (s *sweep) watchGPUs(ctx context.Context) error {
 // open creates the result file with the setup in its header, the fold
 // and the runner the stages share, and tells the caller the setup.
 func (s *sweep) open(ctx context.Context) error {
+	// Listening first: an address in use leaves no empty result file.
+	o, err := startOutput(s.cfg.Live, s.env)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	if o != nil {
+		s.output = o
+		s.cleanup = append(s.cleanup, o.close)
+	}
 	out, w, err := create(s.cfg.Out, s.cfg.Command, s.setup, s.clock, s.env.force(), s.cfg.Stdout)
 	if err != nil {
 		return err
@@ -467,6 +480,9 @@ func (s *sweep) open(ctx context.Context) error {
 		source = p.Request
 	}
 	s.r = &runner.Runner{Backend: s.b, Source: source, Clock: s.clock, Sink: s.file.write}
+	if s.output != nil {
+		s.r.Backend = counted{s.b, s.output.inFlight()}
+	}
 	if s.bar != nil {
 		s.r.Shard, s.r.Shards = s.cfg.Shard.Index, s.cfg.Shard.Count
 		s.r.Gate = s.gate

@@ -40,6 +40,8 @@ func checkVirtual(cfg SweepConfig) error {
 		why = "not sliced soaks"
 	case cfg.Shard != nil:
 		why = "not shards"
+	case cfg.Live != nil:
+		why = "not --live: a virtual run has no now to watch"
 	case cfg.Prompts != nil && cfg.Prompts.Conversational():
 		why = "not conversations"
 	default:

@@ -139,7 +139,7 @@ func experimentDir(dir string, force bool) (string, error) {
 var notExperimentKeys = map[string]string{
 	"url": "each configuration's url: sets it", "out": "the experiment's -o names the files", "format": "give --format to tokperf experiment",
 	"sim-profile": "each configuration runs its own server command", "quiet": "the experiment shows its own progress",
-	"debug-addr": "not in an experiment", "percentiles": "give --format json for every percentile", "max-error-rate": "not in an experiment",
+	"debug-addr": "not in an experiment", "live": "not in an experiment", "percentiles": "give --format json for every percentile", "max-error-rate": "not in an experiment",
 	"shard": "an experiment does not shard", "start-at": "an experiment does not shard", "barrier": "an experiment does not shard",
 	"barrier-timeout": "an experiment does not shard", "run-id": "an experiment does not shard", "clock-url": "an experiment does not shard",
 }

@@ -319,6 +319,8 @@ type loadFlags struct {
 	strict                            bool
 	vllm                              vllmFlags
 	force                             bool // -o may replace a file already there
+	live                              string
+	liveOut                           *bench.Output // --live, read by check
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
@@ -359,6 +361,9 @@ func (f *loadFlags) register(fs *flagSet, cmd string) {
 	registerPercentiles(fs, &f.percentiles, &f.wide)
 	fs.BoolVar(&f.quiet, "quiet", false, quietHelp)
 	fs.StringVar(&f.debugAddr, "debug-addr", "", "serve the Go profiler and goroutine/heap counts at this address during the run, e.g. 127.0.0.1:6060 (/debug/pprof/, /debug/vars)")
+	if cmd != "overhead" {
+		registerLive(fs, &f.live)
+	}
 	fs.Float64Var(&f.maxErrorRate, "max-error-rate", 0, "the share of failed requests a run may have and still exit 0 (exit 3 beyond it; 1 when every request failed)")
 	if cmd != "overhead" {
 		registerStrict(fs, &f.strict)
@@ -483,7 +488,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 	f.cachePromptSet = fs.Changed("cache-prompt")
 	for _, check := range []func() error{
 		func() error { return f.vllm.apply(fs, f) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
-		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, f.checkSizes,
+		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, f.checkSizes, f.checkLive,
 	} {
 		if err := check(); err != nil {
 			return err

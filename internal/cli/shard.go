@@ -69,7 +69,7 @@ func (f *shardFlags) config(fs *flagSet) (*shard.Config, error) {
 }
 
 // notInRunID are the flags that may differ between the shards of one run.
-var notInRunID = map[string]bool{"shard": true, "out": true, "quiet": true, "format": true, "percentiles": true, "debug-addr": true, "clock-url": true, "barrier-timeout": true, "force": true}
+var notInRunID = map[string]bool{"shard": true, "out": true, "quiet": true, "format": true, "percentiles": true, "debug-addr": true, "live": true, "clock-url": true, "barrier-timeout": true, "force": true}
 
 // flagsID is a run id from the flags the shards of one run share: a hash
 // of their values, so shards given the same command line agree.

@@ -54,7 +54,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: sh}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: sh, Live: f.liveOut}, benv)
 	if run == nil {
 		return err
 	}
