@@ -95,8 +95,9 @@ func TestExperimentSeedLoop(t *testing.T) {
 			Concurrency int
 			Best        string
 			Cells       []struct {
-				Ratio *float64
-				Base  bool
+				Ratio    *float64
+				Base     bool
+				Withheld string
 			}
 		}
 		Verdicts map[string]struct {
@@ -194,11 +195,30 @@ func TestExperimentSeedLoop(t *testing.T) {
 	}
 	// MTP: the seed-mtp profile accepts about 2 tokens a step, so at C=1
 	// it wins significantly, and its gain is smaller at C=32 than at C=1.
+	// A level whose stages the machine's load made invalid is withheld
+	// for it (the busy-machine tolerance, its reason checked): its
+	// figures are then not held to the profiles' shape.
+	withheldAt := map[int]string{}
+	for _, lv := range res.Levels {
+		for _, cell := range lv.Cells {
+			if cell.Withheld == "" {
+				continue
+			}
+			if !withheldForLoad(cell.Withheld) {
+				t.Errorf("C=%d withheld for a reason a busy machine does not explain: %s", lv.Concurrency, cell.Withheld)
+			}
+			t.Logf("C=%d not judged on this machine: %s", lv.Concurrency, cell.Withheld)
+			withheldAt[lv.Concurrency] = cell.Withheld
+		}
+	}
 	var g1, g32 float64
 	for _, f := range res.Verdicts["configurations"].Figures {
 		switch f.Concurrency {
 		case 1:
 			g1 = f.Value
+			if withheldAt[1] != "" {
+				break
+			}
 			if f.Significant == nil || !*f.Significant || f.Lo == nil || *f.Lo <= 1 {
 				t.Errorf("C=1: %+v: want a significant gain", f)
 			}
@@ -222,6 +242,9 @@ func TestExperimentSeedLoop(t *testing.T) {
 		r := lv.Cells[1].Ratio
 		switch lv.Concurrency {
 		case 1:
+			if withheldAt[1] != "" {
+				break
+			}
 			if lv.Best != "seed-mtp" || r == nil || math.Abs(*r-g1) > 1e-9 {
 				t.Errorf("C=1: best %q, ratio %v: want seed-mtp at %.4f×", lv.Best, r, g1)
 			}
