@@ -1,8 +1,10 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -25,7 +27,8 @@ type Overhead struct {
 }
 
 // OverheadLevel is one concurrency level's paired comparison. Differences
-// are chat − raw with the half width of their 95% interval (Welch).
+// are chat − raw with the half width of their 95% interval over time
+// blocks of pairs (pairedDiff).
 type OverheadLevel struct {
 	C    int           `json:"concurrency"`
 	Raw  summary.Stage `json:"raw"`
@@ -98,8 +101,8 @@ func OverheadOf(c int, recs []record.Record, chatRoute string) OverheadLevel {
 		return record.Ms(d), ok
 	}
 	prompt := func(r *record.Record) (float64, bool) { return float64(r.PromptTokens), r.PromptTokens > 0 }
-	l.TTFT.Value, l.TTFT.HalfWidth = stats.MeanDiff(pick(raw, ttft), pick(chat, ttft))
-	l.TPOT.Value, l.TPOT.HalfWidth = stats.MeanDiff(pick(raw, (*record.Record).TPOT), pick(chat, (*record.Record).TPOT))
+	l.TTFT = pairBlocking.diff(c, recs, chatRoute, ttft)
+	l.TPOT = pairBlocking.diff(c, recs, chatRoute, (*record.Record).TPOT)
 	l.ICLRaw, l.ICLChat = l.Raw.ICL.Mean, l.Chat.ICL.Mean
 	// Both endpoints share one window, so each one's own aggregate is
 	// estimated by Little's law from its requests' latency.
@@ -111,6 +114,72 @@ func OverheadOf(c int, recs []record.Record, chatRoute string) OverheadLevel {
 	l.Reading = l.reading()
 	return l
 }
+
+// diff is chat − raw of a figure over the pairs of requests that
+// shared a prompt (IDs 2k and 2k+1, both ok), with the half width of its
+// 95% interval. The pairs of one level are not independent draws: at C=8
+// four pairs share every batch step, and a slow stretch of the server
+// moves its neighbours alike. So the interval's unit is a time block of
+// consecutive pairs, each at least cu.rounds rounds of the level (a
+// round is C requests, C/2 pairs), at most cu.most of them; Student's t on the blocks' mean
+// differences with k − 1 degrees of freedom, as an A/B's time blocks
+// (METRICS.md, "Error model"). Fewer than three blocks: no interval.
+func (cu cut) diff(c int, recs []record.Record, chatRoute string, f func(*record.Record) (float64, bool)) Diff {
+	type side struct {
+		v, done float64
+		ok      bool
+	}
+	pairs := map[int]*[2]side{}
+	for i := range recs {
+		r := &recs[i]
+		v, ok := f(r)
+		if !ok || !r.OK() {
+			continue
+		}
+		p := pairs[r.ID/2]
+		if p == nil {
+			p = &[2]side{}
+			pairs[r.ID/2] = p
+		}
+		k := 0
+		if r.Endpoint == chatRoute {
+			k = 1
+		}
+		p[k] = side{v: v, done: r.Done.Seconds(), ok: true}
+	}
+	type pd struct{ d, done float64 }
+	var ds []pd
+	for _, p := range pairs {
+		if p[0].ok && p[1].ok {
+			ds = append(ds, pd{p[1].v - p[0].v, max(p[0].done, p[1].done)})
+		}
+	}
+	if len(ds) == 0 {
+		return Diff{Value: math.NaN(), HalfWidth: math.NaN()}
+	}
+	slices.SortFunc(ds, func(a, b pd) int { return cmp.Compare(a.done, b.done) })
+	all := make([]float64, len(ds))
+	for i, x := range ds {
+		all[i] = x.d
+	}
+	d := Diff{Value: meanOf(all), HalfWidth: math.NaN()}
+	per := max(1, int(math.Ceil(cu.rounds*float64(c)/2))) // pairs a block at least
+	k := min(cu.most, len(ds)/per)
+	if k < minBlocks {
+		return d
+	}
+	means := make([]float64, k)
+	for i := range means {
+		means[i] = meanOf(all[i*len(all)/k : (i+1)*len(all)/k])
+	}
+	_, d.HalfWidth, _ = stats.MeanCI(means)
+	return d
+}
+
+// pairBlocking is how an overhead level is cut into blocks of pairs,
+// chosen by measurement over generated servers
+// (TestOverheadIdenticalRoutes).
+var pairBlocking = cut{rounds: 0.5, most: 10}
 
 func meanOf(xs []float64) float64 {
 	if len(xs) == 0 {
