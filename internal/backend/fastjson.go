@@ -63,8 +63,9 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 									return false
 								}
 								v := bytes.TrimSpace(s.b[start:s.i])
-								f.tool = f.tool || !(string(v) == "null" || string(v) == "[]")
-								return true
+								// A call's fragments are read by the slow
+								// path, which keeps them (calls).
+								return string(v) == "null" || string(v) == "[]"
 							}
 							return s.value()
 						})

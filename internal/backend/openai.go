@@ -194,6 +194,8 @@ func (o *openAI) read(s *stream) bool {
 		hasFinal   bool
 		sawFinish  bool
 		thinking   int // tokens of chunks with reasoning and no content
+		tooling    int // tokens of chunks with only tool-call deltas
+		tools      calls
 	)
 	for s.Next() {
 		data := s.Data()
@@ -218,6 +220,13 @@ func (o *openAI) read(s *stream) bool {
 				rec.Server = t
 			}
 			f = c.facts()
+			if f.tool {
+				for _, ch := range c.Choices {
+					if ch.Delta != nil {
+						tools.addDeltas(rec, ch.Delta.ToolCalls)
+					}
+				}
+			}
 			if s.text != nil {
 				for _, ch := range c.Choices {
 					s.text.WriteString(ch.content())
@@ -258,9 +267,14 @@ func (o *openAI) read(s *stream) bool {
 			n = 1
 		}
 		if n > 0 {
-			s.chunk(n, content)
-			if reasoning && !content {
+			// A tool call is the turn's output as much as text is: its
+			// first delta is the first content (METRICS.md §2, TTFO).
+			s.chunk(n, content || tool)
+			switch {
+			case reasoning && !content:
 				thinking += n
+			case tool && !content:
+				tooling += n
 			}
 		}
 	}
@@ -281,6 +295,9 @@ func (o *openAI) read(s *stream) bool {
 		// (a chunk with the last of the thinking and the first content
 		// counts as content).
 		rec.ReasoningTokens, rec.ReasoningSource = thinking, rec.ChunkSource
+	}
+	if tooling > 0 {
+		rec.ToolTokens, rec.ToolSource = tooling, rec.ChunkSource
 	}
 	return sawFinish
 }
