@@ -36,13 +36,15 @@ func (o *openAI) route() string {
 }
 
 type openAIBody struct {
-	Model         string            `json:"model,omitempty"`
-	Prompt        string            `json:"prompt,omitempty"`
-	Messages      []json.RawMessage `json:"messages,omitempty"`
-	Tools         json.RawMessage   `json:"tools,omitempty"`
-	MaxTokens     int               `json:"max_tokens"`
-	Stream        bool              `json:"stream"`
-	StreamOptions struct {
+	Model    string            `json:"model,omitempty"`
+	Prompt   string            `json:"prompt,omitempty"`
+	Messages []json.RawMessage `json:"messages,omitempty"`
+	Tools    json.RawMessage   `json:"tools,omitempty"`
+	// ResponseFormat is --response-format's (Format.chat).
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	MaxTokens      int             `json:"max_tokens"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
@@ -67,6 +69,7 @@ func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 		b.CachePrompt = &cfg.CachePrompt
 	}
 	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, !cfg.UsageFinal
+	b.ResponseFormat = cfg.Format.chat()
 	if !o.chat {
 		b.Prompt = req.Prompt
 		return json.Marshal(&b)

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -74,4 +75,78 @@ func argText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// turn is one message of a conversation as the Responses and Messages
+// APIs need it: its text, and the tool calls an assistant turn made or
+// the call a tool turn answers (read from the chat message's raw JSON,
+// where the dataset or the session wrote them).
+type turn struct {
+	role, content string
+	callID        string // role "tool": the call it answers (tool_call_id)
+	calls         []record.ToolCall
+}
+
+// turns is the request's conversation: its messages, or its prompt as
+// one user turn.
+func turns(req *record.Request) []turn {
+	if len(req.Messages) == 0 {
+		return []turn{{role: "user", content: req.Prompt}}
+	}
+	out := make([]turn, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		t := turn{role: m.Role, content: m.Content}
+		var raw struct {
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		}
+		if m.Raw != nil && json.Unmarshal(m.Raw, &raw) == nil {
+			t.callID = raw.ToolCallID
+			for _, c := range raw.ToolCalls {
+				t.calls = append(t.calls, record.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: argText(c.Function.Arguments)})
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// chatTool is a tool of the chat route's "tools" array.
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+// chatTools reads the request's tools (the chat route's shape); an array
+// that does not read is an error naming it.
+func chatTools(raw json.RawMessage) ([]chatTool, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var ts []chatTool
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		return nil, fmt.Errorf("the request's tools are not a list of chat tools ({\"type\":\"function\",\"function\":{…}}): %v", err)
+	}
+	return ts, nil
+}
+
+// jsonObject is args as a JSON object for a route that wants one (the
+// Messages API's tool_use input): the arguments when they are one, else
+// {} (a call cut short has no whole object to send back).
+func jsonObject(args string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil || m == nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
 }

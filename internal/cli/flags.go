@@ -167,7 +167,7 @@ type targetFlags struct {
 func (f *targetFlags) register(fs *flagSet) {
 	fs.group("Target")
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
-	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, or api-chat (Ollama) (default: the raw generation endpoint)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, api-chat (Ollama), responses (OpenAI Responses API) or messages (Anthropic Messages API) (default: the raw generation endpoint)")
 	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: "+strings.Join(engine.Names(), ", "))
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
@@ -209,9 +209,9 @@ func (f *targetFlags) check() error {
 	}
 	f.endpoint = endpointPath(f.endpoint)
 	switch f.endpoint {
-	case "", "generate", "completions", "chat", "api-chat":
+	case "", "generate", "completions", "chat", "api-chat", "responses", "messages":
 	default:
-		return usagef("--endpoint %q: want generate, completions, chat or api-chat", f.endpoint)
+		return usagef("--endpoint %q: want generate, completions, chat, api-chat, responses or messages", f.endpoint)
 	}
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())

@@ -72,9 +72,9 @@ func (b *extraBody) Set(s string) error {
 			return fmt.Errorf("want a JSON object such as '{\"top_p\":0.9}', or ENDPOINT=JSON")
 		}
 		switch ep {
-		case "generate", "completions", "chat", "api-chat":
+		case "generate", "completions", "chat", "api-chat", "responses", "messages":
 		default:
-			return fmt.Errorf("endpoint %q: want generate, completions, chat or api-chat before the =", ep)
+			return fmt.Errorf("endpoint %q: want generate, completions, chat, api-chat, responses or messages before the =", ep)
 		}
 		x.Endpoint, s = ep, strings.TrimSpace(rest)
 	}

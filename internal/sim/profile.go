@@ -236,11 +236,11 @@ type Wire struct {
 // (every other route answers as it always does, an unknown one 404), so a
 // profile naming one is refused rather than silently injecting nothing.
 var faultRoutes = map[string]bool{
-	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/generate": true,
+	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/v1/responses": true, "/v1/messages": true, "/generate": true,
 	"/generate_stream": true, "/completion": true, "/api/generate": true, "/api/chat": true,
 }
 
-const faultRouteList = "/v1/completions, /v1/chat/completions, /generate, /generate_stream, /completion, /api/generate, /api/chat"
+const faultRouteList = "/v1/completions, /v1/chat/completions, /v1/responses, /v1/messages, /generate, /generate_stream, /completion, /api/generate, /api/chat"
 
 // Fault is injected misbehaviour on a route; rates are per request.
 type Fault struct {
