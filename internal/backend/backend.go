@@ -68,8 +68,8 @@ type Config struct {
 	// request body, over the protocol's own (--extra-body).
 	ExtraBody json.RawMessage
 	// Format is the structured output each request asks for
-	// (--response-format); the zero value asks for none.
-	Format Format
+	// (--response-format); nil asks for none.
+	Format *record.ResponseFormat
 	// Proxy, when set, is an HTTP proxy to send every request through
 	// (net/http's client then carries them; the proxy's latency is in
 	// every figure).
@@ -196,7 +196,7 @@ type endsEarly interface{ endsEarly() string }
 
 // New makes a backend for cfg.Endpoint.
 func New(cfg Config) (*Backend, error) {
-	if err := cfg.Format.Check(cfg.Endpoint); err != nil {
+	if err := checkFormat(cfg.Format, cfg.Endpoint); err != nil {
 		return nil, err
 	}
 	p, why, err := pick(cfg)

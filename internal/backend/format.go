@@ -3,70 +3,67 @@ package backend
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/tokperf/tokperf/internal/record"
 )
 
-// Format is the structured output a run asks for (--response-format):
-// any JSON object, or JSON that follows Schema. Each route that has a
-// field for it gets it in its own shape; the zero value asks for none.
-type Format struct {
-	// Kind is "json" or "json_schema"; "" for none.
-	Kind string
-	// Name names the schema (the file's base name), as the OpenAI APIs
-	// want one.
-	Name   string
-	Schema json.RawMessage
-}
+// Each route that has a field for structured output (--response-format)
+// gets the run's record.ResponseFormat in its own shape; nil asks for
+// none.
 
-// chat is the chat and completions routes' response_format: {"type":
-// "json_object"}, or {"type": "json_schema", "json_schema": {name,
-// schema, strict}} (OpenAI's API reference; vLLM and SGLang read both).
-func (f Format) chat() json.RawMessage {
-	switch f.Kind {
-	case "json":
+// chatFormat is the chat and completions routes' response_format:
+// {"type": "json_object"}, or {"type": "json_schema", "json_schema":
+// {name, schema, strict}} (OpenAI's API reference; vLLM and SGLang read
+// both on both routes).
+func chatFormat(f *record.ResponseFormat) json.RawMessage {
+	switch {
+	case f == nil:
+		return nil
+	case f.Type == "json":
 		return json.RawMessage(`{"type":"json_object"}`)
-	case "json_schema":
-		return f.marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": f.Name, "schema": f.Schema, "strict": true}})
 	}
-	return nil
+	return marshal(map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": f.Name, "schema": f.Schema, "strict": true}})
 }
 
-// responses is the Responses API's text.format: the same, flattened
-// ({"type": "json_schema", name, schema, strict}).
-func (f Format) responses() json.RawMessage {
-	switch f.Kind {
-	case "json":
+// responsesFormat is the Responses API's text.format: the same,
+// flattened ({"type": "json_schema", name, schema, strict}).
+func responsesFormat(f *record.ResponseFormat) json.RawMessage {
+	switch {
+	case f == nil:
+		return nil
+	case f.Type == "json":
 		return json.RawMessage(`{"type":"json_object"}`)
-	case "json_schema":
-		return f.marshal(map[string]any{"type": "json_schema", "name": f.Name, "schema": f.Schema, "strict": true})
 	}
-	return nil
+	return marshal(map[string]any{"type": "json_schema", "name": f.Name, "schema": f.Schema, "strict": true})
 }
 
-// messages is the Messages API's output_format, {"type": "json_schema",
-// schema} (Anthropic's structured outputs); it has none for any JSON
-// object, so "json" is refused there (Check).
-func (f Format) messages() json.RawMessage {
-	if f.Kind == "json_schema" {
-		return f.marshal(map[string]any{"type": "json_schema", "schema": f.Schema})
+// messagesFormat is the Messages API's output_format, {"type":
+// "json_schema", schema} (Anthropic's structured outputs); it has none
+// for any JSON object, so "json" is refused there (checkFormat).
+func messagesFormat(f *record.ResponseFormat) json.RawMessage {
+	if f == nil || f.Type != "json_schema" {
+		return nil
 	}
-	return nil
+	return marshal(map[string]any{"type": "json_schema", "schema": f.Schema})
 }
 
-func (f Format) marshal(v any) json.RawMessage {
-	b, _ := json.Marshal(v) // a schema is valid JSON: checked when read
+func marshal(v any) json.RawMessage {
+	b, _ := json.Marshal(v) // a schema is JSON: checked when it was read
 	return b
 }
 
-// Check says whether endpoint can send the format: the OpenAI routes
-// and the Messages API's (a schema only) can; the engines' native routes
-// are not sent one.
-func (f Format) Check(endpoint string) error {
+// checkFormat says whether endpoint can send the format: the OpenAI
+// routes can, and the Messages API a schema; the engines' native routes
+// are sent none.
+func checkFormat(f *record.ResponseFormat, endpoint string) error {
 	switch {
-	case f.Kind == "":
+	case f == nil:
 		return nil
+	case f.Type != "json" && f.Type != "json_schema":
+		return fmt.Errorf("response format %q: want json or json_schema", f.Type)
 	case endpoint == "chat", endpoint == "completions", endpoint == "responses":
 		return nil
-	case endpoint == "messages" && f.Kind == "json_schema":
+	case endpoint == "messages" && f.Type == "json_schema":
 		return nil
 	case endpoint == "messages":
 		return fmt.Errorf("--response-format json: the Messages API has no JSON mode without a schema; give json_schema:FILE")

@@ -52,7 +52,7 @@ type messagesTurn struct {
 // tool_use blocks and a tool's answer as a user turn's tool_result block.
 func (messages) body(cfg *Config, req *record.Request) ([]byte, error) {
 	b := messagesBody{Model: cfg.Model, MaxTokens: req.MaxTokens, Stream: true, Temperature: req.Temperature, IgnoreEOS: req.IgnoreEOS,
-		OutputFormat: cfg.Format.messages()}
+		OutputFormat: messagesFormat(cfg.Format)}
 	var system []string
 	for _, t := range turns(req) {
 		switch {

@@ -40,7 +40,7 @@ type openAIBody struct {
 	Prompt   string            `json:"prompt,omitempty"`
 	Messages []json.RawMessage `json:"messages,omitempty"`
 	Tools    json.RawMessage   `json:"tools,omitempty"`
-	// ResponseFormat is --response-format's (Format.chat).
+	// ResponseFormat is --response-format's (chatFormat).
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	MaxTokens      int             `json:"max_tokens"`
 	Stream         bool            `json:"stream"`
@@ -69,7 +69,7 @@ func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 		b.CachePrompt = &cfg.CachePrompt
 	}
 	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, !cfg.UsageFinal
-	b.ResponseFormat = cfg.Format.chat()
+	b.ResponseFormat = chatFormat(cfg.Format)
 	if !o.chat {
 		b.Prompt = req.Prompt
 		return json.Marshal(&b)

@@ -82,7 +82,7 @@ func (responses) body(cfg *Config, req *record.Request) ([]byte, error) {
 		}
 		b.Tools = append(b.Tools, raw)
 	}
-	if f := cfg.Format.responses(); f != nil {
+	if f := responsesFormat(cfg.Format); f != nil {
 		b.Text = &struct {
 			Format json.RawMessage `json:"format"`
 		}{f}

@@ -201,6 +201,9 @@ type Target struct {
 	// Proxy, when set, is an HTTP proxy every request goes through on
 	// purpose (--proxy): its latency is then part of every figure.
 	Proxy string
+	// ResponseFormat is the structured output every request asks for
+	// (--response-format); nil for none.
+	ResponseFormat *record.ResponseFormat
 }
 
 // Header is an HTTP header the user asked for on every request.
@@ -404,6 +407,7 @@ func newSession(command string, t Target, env *Env) (*Session, error) {
 		s.Setup.Headers = append(s.Setup.Headers, h.Name)
 	}
 	s.Setup.ExtraBody = t.ExtraBody
+	s.Setup.ResponseFormat = t.ResponseFormat
 	return s, nil
 }
 
@@ -469,7 +473,7 @@ func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*bac
 	}
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
 		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal,
-		Headers: s.t.Headers, ExtraBody: extra, Proxy: s.proxy})
+		Headers: s.t.Headers, ExtraBody: extra, Proxy: s.proxy, Format: s.t.ResponseFormat})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

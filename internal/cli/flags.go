@@ -159,6 +159,7 @@ type targetFlags struct {
 	gpuType                                       string
 	headers                                       headers
 	extraBody                                     extraBody
+	format                                        responseFormat
 	gpuMetrics                                    string
 	proxy                                         string
 	virtual                                       bool
@@ -187,6 +188,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.group("Requests")
 	fs.Var(&f.headers, "header", "an HTTP header on every request, 'Name: value' (repeatable; values are never written to the result file)")
 	fs.Var(&f.extraBody, "extra-body", "JSON object merged into every request body, e.g. '{\"top_p\":0.9}'; ENDPOINT=JSON for one endpoint only, e.g. chat='{\"chat_template_kwargs\":{\"enable_thinking\":false}}' (repeatable)")
+	fs.Var(&f.format, "response-format", "structured output asked of every request: json (any JSON object) or json_schema:FILE (JSON following the schema in FILE); sent as response_format on chat and completions, text.format on responses, output_format on messages (a schema only)")
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache (default: on for conversations only)")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
@@ -282,7 +284,7 @@ func (f *targetFlags) warn(e *env) {
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual, ResponseFormat: f.format.f}
 }
 
 // loadFlags are the flags of run, sweep and overhead.

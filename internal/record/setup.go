@@ -34,6 +34,9 @@ type Setup struct {
 	Proxy string `json:"proxy,omitempty"`
 	// ExtraBody is --extra-body as given: fields merged into each body.
 	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
+	// ResponseFormat is the structured output every request asked for
+	// (--response-format); nil for none.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	// CachePrompt says llama.cpp was asked to reuse its prompt cache
 	// (cache_prompt: true): "asked" by --cache-prompt, or "conversations"
 	// by default, as conversations exist to measure the cache; empty: off,
@@ -53,6 +56,14 @@ type Setup struct {
 type ExtraBody struct {
 	Endpoint string          `json:"endpoint,omitempty"`
 	JSON     json.RawMessage `json:"fields"`
+}
+
+// ResponseFormat is a structured output asked for: Type "json" (any JSON
+// object) or "json_schema" (JSON that follows Schema, named Name).
+type ResponseFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // TLS is the protocol an https:// target negotiated with the client's
