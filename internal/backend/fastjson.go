@@ -62,9 +62,7 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 								if !s.value() {
 									return false
 								}
-								v := bytes.TrimSpace(s.b[start:s.i])
-								// A call's fragments are read by the slow
-								// path, which keeps them (calls).
+								v := bytes.TrimSpace(s.b[start:s.i]) // a call is read by the slow path (calls)
 								return string(v) == "null" || string(v) == "[]"
 							}
 							return s.value()

@@ -138,6 +138,37 @@ func (ch *openAIChoice) content() string {
 	return ""
 }
 
+// slowChunk decodes the current chunk with encoding/json into f: a
+// stream error fails the record (false), a tool call's fragments join
+// its calls, the text is kept when asked.
+func slowChunk(s *stream, f *chunkFacts, tools *calls) bool {
+	var c openAIChunk
+	if !s.decode(&c) {
+		return false
+	}
+	if c.Error != nil || c.Object == "error" {
+		msg := c.Message
+		if c.Error != nil {
+			msg = c.Error.Message
+		}
+		s.fail(msg)
+		return false
+	}
+	if t := c.Timings.timing(); t != nil {
+		s.rec.Server = t
+	}
+	*f = c.facts()
+	for _, ch := range c.Choices {
+		if ch.Delta != nil && f.tool {
+			tools.addDeltas(s.rec, ch.Delta.ToolCalls)
+		}
+		if s.text != nil {
+			s.text.WriteString(ch.content())
+		}
+	}
+	return true
+}
+
 // fastPath reads chunks with fastChunk first (tests turn it off to compare).
 var fastPath = true
 
@@ -206,35 +237,8 @@ func (o *openAI) read(s *stream) bool {
 		if fastPath && s.text == nil {
 			f, ok = fastChunk(data)
 		}
-		if !ok {
-			var c openAIChunk
-			if !s.decode(&c) {
-				return false
-			}
-			if c.Error != nil || c.Object == "error" {
-				msg := c.Message
-				if c.Error != nil {
-					msg = c.Error.Message
-				}
-				s.fail(msg)
-				return false
-			}
-			if t := c.Timings.timing(); t != nil {
-				rec.Server = t
-			}
-			f = c.facts()
-			if f.tool {
-				for _, ch := range c.Choices {
-					if ch.Delta != nil {
-						tools.addDeltas(rec, ch.Delta.ToolCalls)
-					}
-				}
-			}
-			if s.text != nil {
-				for _, ch := range c.Choices {
-					s.text.WriteString(ch.content())
-				}
-			}
+		if !ok && !slowChunk(s, &f, &tools) {
+			return false
 		}
 		content, reasoning, tool := f.content, f.reasoning, f.tool
 		if f.hasFinish {

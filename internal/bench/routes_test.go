@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/record"
@@ -52,6 +53,7 @@ seed: 3
 				}
 				recs, truth := routeRun(t, p, route, 24)
 				calls := routeCheck(t, recs, truth, wire == "")
+				routeFinish(t, route, recs)
 				if calls < 4 || calls > 20 {
 					t.Errorf("%d of 24 turns called a tool, the profile's probability 0.5", calls)
 				}
@@ -64,6 +66,30 @@ seed: 3
 				}
 			})
 		}
+	}
+}
+
+// routeFinish holds each record's finish reason to its route's words
+// for a call and for an answer cut at the max tokens (the profile has no
+// EOS), and the stage's count of length-finished requests to the answers.
+func routeFinish(t *testing.T, route string, recs []record.Record) {
+	t.Helper()
+	words := map[string][2]string{"chat": {"tool_calls", "length"}, "responses": {"completed", "max_output_tokens"}, "messages": {"tool_use", "max_tokens"}}[route]
+	fold := analyze.NewFold(record.Setup{Endpoint: route}, "")
+	answers := 0
+	for i := range recs {
+		want := words[0]
+		if len(recs[i].ToolCalls) == 0 {
+			want = words[1]
+			answers++
+		}
+		if recs[i].FinishReason != want {
+			t.Errorf("request %d: finish %q, want %q", recs[i].ID, recs[i].FinishReason, want)
+		}
+		fold.Add(&recs[i])
+	}
+	if s := fold.Run().Stages[0].Stage; s.LengthFinished != answers {
+		t.Errorf("%d requests counted as finished at the length, %d were", s.LengthFinished, answers)
 	}
 }
 

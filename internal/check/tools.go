@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -36,8 +37,9 @@ type ToolCalls struct {
 // Passed reports whether every call parsed against the tools sent.
 func (t *ToolCalls) Passed() bool { return len(t.Problems) == 0 }
 
-// judgeTools judges the tool item's record against the tools it sent.
-func judgeTools(it Item, rec *record.Record) *ToolCalls {
+// judgeTools judges the tool item's record against the tools it sent;
+// a call that does not parse against them fails the check.
+func (res *Result) judgeTools(it Item, rec *record.Record) {
 	tc := &ToolCalls{Calls: rec.ToolCalls}
 	switch {
 	case !rec.OK():
@@ -47,7 +49,11 @@ func judgeTools(it Item, rec *record.Record) *ToolCalls {
 	default:
 		tc.Problems = ToolProblems(it.Tools, rec.ToolCalls)
 	}
-	return tc
+	res.ToolCalls = tc
+	if !tc.Passed() {
+		res.Passed = false
+		res.Failures = append(res.Failures, "tool calls: "+strings.Join(tc.Problems, "; "))
+	}
 }
 
 // ToolProblems says what is wrong with calls made against tools (the

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -323,7 +324,7 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	if err := yamlfile.Decode(file, data, p); err != nil {
 		return nil, err
 	}
-	if err := p.fill(); err != nil {
+	if err := errors.Join(p.fill(), p.fillTools()); err != nil {
 		return nil, yamlfile.Locate(file, data, err)
 	}
 	return p, nil
@@ -394,9 +395,6 @@ func (p *Profile) fill() error {
 		default:
 			return bad("reasoning.field", "must be reasoning_content or reasoning, got %q", r.Field)
 		}
-	}
-	if err := p.fillTools(); err != nil {
-		return err
 	}
 	if p.Degrade != nil {
 		if err := p.Degrade.check(); err != nil {

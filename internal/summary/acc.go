@@ -148,7 +148,7 @@ func (a *Acc) Add(r *record.Record) {
 	}
 	switch r.FinishReason {
 	case "":
-	case "length", "limit", "max_tokens":
+	case "length", "limit", "max_tokens", "max_output_tokens":
 		s.LengthFinished++
 	default:
 		s.EarlyFinished++
