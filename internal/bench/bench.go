@@ -354,9 +354,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return fail(err)
 	}
 	s.Setup.Endpoint = t.Endpoint
-	if own := backend.EndpointEngine(t.Endpoint); own != "" && own != server.Engine {
-		fmt.Fprintf(out, "warning: --endpoint %s is %s's own route, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", t.Endpoint, own, engineOr(server.Engine))
-	}
+	s.endpointWarnings(ctx, out)
 	if s.Setup.Endpoint == "" {
 		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
 		if slices.Equal(server.Evidence, []string{backend.OwnedByEvidence}) {
@@ -461,6 +459,28 @@ func engineOr(e string) string {
 		return "unidentified"
 	}
 	return e
+}
+
+// endpointWarnings says what is known against the endpoint asked: an
+// engine's own route on another engine, or a Responses or Messages
+// route the server's OpenAPI document does not list (backend.Routes,
+// recorded in the setup; a server that publishes none is not judged).
+func (s *Session) endpointWarnings(ctx context.Context, out io.Writer) {
+	ep, server := s.t.Endpoint, &s.Setup.Server
+	if own := backend.EndpointEngine(ep); own != "" && own != server.Engine {
+		fmt.Fprintf(out, "warning: --endpoint %s is %s's own route, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", ep, own, engineOr(server.Engine))
+	}
+	if ep != "responses" && ep != "messages" {
+		return
+	}
+	server.Routes = backend.Routes(ctx, s.client, s.base, s.t.APIKey)
+	if server.Routes != nil && !slices.Contains(server.Routes, ep) {
+		listed := strings.Join(server.Routes, ", ")
+		if listed == "" {
+			listed = "none of completions, chat, responses, messages"
+		}
+		fmt.Fprintf(out, "warning: --endpoint %s: the server's OpenAPI document does not list its route (it lists %s): expect 404s\n", ep, listed)
+	}
 }
 
 // Backend makes a backend for an endpoint of the session's server, its

@@ -34,3 +34,24 @@ func TestCheckToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// --endpoint responses and messages read the server's OpenAPI document
+// (vLLM's and SGLang's /openapi.json): a route it lists goes on, its
+// routes recorded in the result header; a route it leaves out is warned
+// of before the run, and the run's 404s follow.
+func TestEndpointRoutesDetected(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.yaml")
+	os.WriteFile(old, []byte("name: tiny\nengine: vllm\ndecode: {linear: {a_ms: 1, c_ms: 0}}\nprefill: {per_token_us: 1}\nwire: {no_routes: [/v1/messages]}\n"), 0o644)
+	out := filepath.Join(dir, "r.jsonl")
+	_, errw, code := runVirtual(t, "run", "--sim-profile", old, "--endpoint", "responses", "-c", "2", "--requests", "4", "-o", out)
+	b, _ := os.ReadFile(out)
+	if code != 0 || strings.Contains(errw, "does not list") || !strings.Contains(string(b), `"routes":["chat","completions","responses"]`) {
+		t.Errorf("responses: exit %d, routes in the header: %v\n%s", code, strings.Contains(string(b), `"routes"`), errw)
+	}
+	_, errw, code = runVirtual(t, "run", "--sim-profile", old, "--endpoint", "/v1/messages", "-c", "2", "--requests", "4", "-o", filepath.Join(dir, "m.jsonl"))
+	if code == 0 || !strings.Contains(errw, "warning: --endpoint messages: the server's OpenAPI document does not list its route (it lists chat, completions, responses)") {
+		t.Errorf("messages: exit %d\n%s", code, errw)
+	}
+}

@@ -112,6 +112,10 @@ type Server struct {
 	// Doubt says why detection did not take the engine they point to.
 	Evidence []string `json:"evidence,omitempty"`
 	Doubt    string   `json:"doubt,omitempty"`
+	// Routes are the generation endpoints its OpenAPI document lists
+	// (completions, chat, responses, messages), read when a run asks for
+	// the Responses or Messages API; nil where none was read.
+	Routes []string `json:"routes,omitempty"`
 }
 
 // Workload is what each request asks for.

@@ -78,6 +78,9 @@ func anthropicError(w http.ResponseWriter, code int, msg string) {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	var req messagesRequest
 	if err := decodeBody(r, &req); err != nil {
 		anthropicError(w, 400, err.Error())

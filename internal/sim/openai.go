@@ -162,12 +162,18 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 }
 
 func (s *Server) openAICompletions(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	if g, ok := s.parseOpenAI(w, r, false); ok {
 		s.serve(w, r, g, &openAIFormat{s: s})
 	}
 }
 
 func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	if g, ok := s.parseOpenAI(w, r, true); ok {
 		s.serve(w, r, g, &openAIFormat{s: s, chat: true})
 	}

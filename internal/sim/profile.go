@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -227,6 +228,10 @@ type Wire struct {
 	MetricsAtEnd bool `yaml:"metrics_at_end"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
+	// NoRoutes are generation routes (/v1/responses, /v1/messages, …) the
+	// server answers 404 and its OpenAPI document leaves out, as a server
+	// of an older version has none of them.
+	NoRoutes []string `yaml:"no_routes"`
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
 	// broken configuration that correctness checks must catch.
 	WrongAnswers bool `yaml:"wrong_answers"`
@@ -324,7 +329,7 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	if err := yamlfile.Decode(file, data, p); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(p.fill(), p.fillTools()); err != nil {
+	if err := errors.Join(p.fill(), p.fillTools(), p.checkNoRoutes()); err != nil {
 		return nil, yamlfile.Locate(file, data, err)
 	}
 	return p, nil
@@ -526,6 +531,17 @@ func (p *Profile) fillTools() error {
 	}
 	if t.ArgumentsTokens < 0 || t.ArgumentsTokens > 1<<20 {
 		return bad("tools.arguments_tokens", "must be 0..1048576, got %d", t.ArgumentsTokens)
+	}
+	return nil
+}
+
+// checkNoRoutes refuses a wire.no_routes entry that is not a route the
+// simulator could leave out.
+func (p *Profile) checkNoRoutes() error {
+	for i, r := range p.Wire.NoRoutes {
+		if !slices.Contains(apiRoutes, r) {
+			return bad(fmt.Sprintf("wire.no_routes[%d]", i), "%q is not one of %s", r, strings.Join(apiRoutes, ", "))
+		}
 	}
 	return nil
 }

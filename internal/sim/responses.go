@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -80,6 +81,9 @@ func (req *responsesRequest) messages() ([]message, error) {
 }
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	var req responsesRequest
 	if err := decodeBody(r, &req); err != nil {
 		openAIError(w, 400, err.Error())
@@ -280,4 +284,32 @@ func (f *responsesFormat) fail(b []byte, msg string) []byte {
 // itemID is an output item's id, prefixed as OpenAI's are.
 func itemID(kind string, x *exchange) string {
 	return map[string]string{"reasoning": "rs_", "message": "msg_", "function_call": "fc_"}[kind] + x.id
+}
+
+// apiRoutes are the generation routes an OpenAPI document lists and
+// wire.no_routes may take away.
+var apiRoutes = []string{"/v1/completions", "/v1/chat/completions", "/v1/responses", "/v1/messages"}
+
+// absent answers 404 for a route the profile took away (wire.no_routes),
+// and says whether it did.
+func (s *Server) absent(w http.ResponseWriter, r *http.Request) bool {
+	if slices.Contains(s.p.Wire.NoRoutes, r.URL.Path) {
+		http.NotFound(w, r)
+		return true
+	}
+	return false
+}
+
+// openAPI is the OpenAPI document FastAPI servers (vLLM, SGLang) publish
+// at /openapi.json, reduced to its paths: the generation routes the
+// simulator serves, with the methods, as a client reads which exist.
+// wire.no_routes leaves some out, as an older server has none of them.
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	paths := map[string]any{}
+	for _, p := range apiRoutes {
+		if !slices.Contains(s.p.Wire.NoRoutes, p) {
+			paths[p] = map[string]any{"post": map[string]any{"summary": p}}
+		}
+	}
+	writeJSON(w, 200, map[string]any{"openapi": "3.1.0", "info": map[string]any{"title": "FastAPI", "version": "0.1.0"}, "paths": paths})
 }
