@@ -65,8 +65,9 @@ func TestResponseFormatBodies(t *testing.T) {
 // A conversation with a tool call and its result goes to the Responses
 // API as function_call and function_call_output items, and to the
 // Messages API with its system apart, the call a tool_use block (its
-// arguments an object) and the result a user turn's tool_result; chat
-// tools become each API's tool shape.
+// arguments an object) and the result a user turn's tool_result, and to
+// Ollama's /api/chat with the arguments an object; chat tools become each
+// API's tool shape.
 func TestAgentTurnBodies(t *testing.T) {
 	t.Parallel()
 	req := &record.Request{MaxTokens: 9, Messages: []record.Message{
@@ -86,6 +87,9 @@ func TestAgentTurnBodies(t *testing.T) {
 			`{"role":"assistant","content":[{"id":"c1","input":{"city":"Paris"},"name":"get_weather","type":"tool_use"}]},` +
 			`{"role":"user","content":[{"content":"18C","tool_use_id":"c1","type":"tool_result"}]}],"stream":true,"temperature":0,` +
 			`"tools":[{"description":"d","input_schema":{"type":"object"},"name":"get_weather"}]}`},
+		{ollama{chat: true}, `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"weather in Paris?"},` +
+			`{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","content":"18C"}],` +
+			`"tools":[{"type":"function","function":{"name":"get_weather","description":"d","parameters":{"type":"object"}}}],"stream":true,"options":{"num_predict":9,"temperature":0}}`},
 	} {
 		b, err := tc.p.body(&Config{Model: "m"}, req)
 		if err != nil || string(b) != tc.want {

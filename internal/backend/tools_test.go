@@ -68,3 +68,25 @@ func TestOpenAIToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// Ollama's /api/chat sends each tool call whole, its arguments an object,
+// in a line after the tokens that made it: the calls are kept, and their
+// tokens are the server's eval_count less the lines of text and
+// thinking; the call's line is the first content.
+func TestOllamaToolCalls(t *testing.T) {
+	t.Parallel()
+	in := `{"message":{"role":"assistant","content":"","thinking":"hm"},"done":false}
+{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}},{"id":"call_2","function":{"index":1,"name":"get_time","arguments":{"timezone":"UTC"}}}]},"done":false}
+{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":40,"eval_count":23}
+`
+	rec := record.New(0)
+	s := &stream{clock: &tickClock{}, rec: &rec}
+	s.read(ollama{chat: true}, strings.NewReader(in))
+	want := []record.ToolCall{{Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_2", Name: "get_time", Arguments: `{"timezone":"UTC"}`}}
+	if diff := cmp.Diff(want, rec.ToolCalls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if rec.Status != record.StatusOK || rec.ToolTokens != 22 || rec.ToolSource != record.SourceUsage || rec.OutputTokens != 23 || rec.FirstContent != 2*time.Millisecond {
+		t.Errorf("status %s, %d tool tokens (%s) of %d, first content %v; want 22 (usage) of 23 at 2ms", rec.Status, rec.ToolTokens, rec.ToolSource, rec.OutputTokens, rec.FirstContent)
+	}
+}
