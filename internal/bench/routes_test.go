@@ -14,6 +14,7 @@ import (
 	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/sim"
 )
 
@@ -71,7 +72,9 @@ seed: 3
 
 // routeFinish holds each record's finish reason to its route's words
 // for a call and for an answer cut at the max tokens (the profile has no
-// EOS), and the stage's count of length-finished requests to the answers.
+// EOS), and the stage's count of length-finished requests to the answers,
+// its tool calls and their tokens to the records' (which routeCheck holds
+// to the simulator's), as the report says them.
 func routeFinish(t *testing.T, route string, recs []record.Record) {
 	t.Helper()
 	words := map[string][2]string{"chat": {"tool_calls", "length"}, "responses": {"completed", "max_output_tokens"}, "messages": {"tool_use", "max_tokens"}}[route]
@@ -88,8 +91,20 @@ func routeFinish(t *testing.T, route string, recs []record.Record) {
 		}
 		fold.Add(&recs[i])
 	}
-	if s := fold.Run().Stages[0].Stage; s.LengthFinished != answers {
+	run := fold.Run()
+	s := run.Stages[0].Stage
+	if s.LengthFinished != answers {
 		t.Errorf("%d requests counted as finished at the length, %d were", s.LengthFinished, answers)
+	}
+	tools := 0
+	for _, r := range recs {
+		tools += r.ToolTokens
+	}
+	var b strings.Builder
+	report.Text(&b, run)
+	line := fmt.Sprintf("%d of %d requests answered with a tool call, %d of %d output tokens in the calls", len(recs)-answers, len(recs), tools, s.OutputTokens)
+	if s.ToolCalled != len(recs)-answers || s.ToolTokens != tools || !strings.Contains(b.String(), line) {
+		t.Errorf("stage: %d calls, %d tool tokens; the records' %d, %d; the report lacks %q:\n%s", s.ToolCalled, s.ToolTokens, len(recs)-answers, tools, line, b.String())
 	}
 }
 
