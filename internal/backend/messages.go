@@ -146,8 +146,8 @@ func (messages) read(s *stream) bool {
 			}
 		case "content_block_delta":
 			d := e.Delta
-			if d == nil {
-				continue
+			if d == nil || d.Text+d.Thinking+d.PartialJSON == "" {
+				continue // a signature, or an empty first fragment: no token
 			}
 			switch d.Type {
 			case "text_delta":

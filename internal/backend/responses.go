@@ -2,6 +2,7 @@ package backend
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/record"
 )
@@ -134,6 +135,9 @@ func (responses) read(s *stream) bool {
 		var e responsesEvent
 		if !s.decode(&e) {
 			return false
+		}
+		if e.Delta == "" && strings.HasSuffix(e.Type, ".delta") {
+			continue // an empty fragment carries no token
 		}
 		switch e.Type {
 		case "response.output_text.delta":
