@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +90,30 @@ func TestOllamaToolCalls(t *testing.T) {
 	if rec.Status != record.StatusOK || rec.ToolTokens != 22 || rec.ToolSource != record.SourceUsage || rec.OutputTokens != 23 || rec.FirstContent != 2*time.Millisecond {
 		t.Errorf("status %s, %d tool tokens (%s) of %d, first content %v; want 22 (usage) of 23 at 2ms", rec.Status, rec.ToolTokens, rec.ToolSource, rec.OutputTokens, rec.FirstContent)
 	}
+}
+
+// FuzzAPIStreams: whatever a Responses, Messages or Ollama chat stream
+// holds, reading it never panics, always ends with a status, and every
+// tool call it keeps came from the stream (no more calls than events).
+func FuzzAPIStreams(f *testing.F) {
+	for _, name := range []string{"openai-responses-reasoning-tool-call.sse", "anthropic-messages-tool-call.sse", "anthropic-messages-thinking.sse", "ollama-apichat.ndjson"} {
+		b, err := readCapture(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, p := range []protocol{responses{}, messages{}, ollama{chat: true}} {
+			rec := record.New(0)
+			s := &stream{clock: &tickClock{}, rec: &rec}
+			s.read(p, bytes.NewReader(in))
+			if rec.Status == "" {
+				t.Fatalf("%T: no status", p)
+			}
+			if len(rec.ToolCalls) > s.events {
+				t.Fatalf("%T: %d calls from %d events", p, len(rec.ToolCalls), s.events)
+			}
+		}
+	})
 }
