@@ -236,7 +236,7 @@ func contentWarnings(s summary.Stage, _ Asked, add warn) {
 		add("reasoning", "%d of %d output tokens (%.0f%%) were reasoning, more than half: decode tok/s counts them, but a reader sees content only after TTFO (p50 %.1f ms against TTFT %.1f ms)", s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(s.OutputTokens), s.TTFO.P50, s.TTFT.P50)
 	}
 	if s.NoContent > 0 {
-		add("no_content", "%d of %s produced tokens but no visible content (reasoning or tool calls only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, record.Plural(s.OK, "request"))
+		add("no_content", "%d of %s produced tokens but no visible content (reasoning only): their TTFO is undefined; for reasoning, raise the output length", s.NoContent, record.Plural(s.OK, "request"))
 	}
 }
 

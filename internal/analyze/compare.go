@@ -89,7 +89,7 @@ func RunSide(name string, s record.Setup, gpus int, gpu string) Side {
 	switch s.Endpoint {
 	case "generate", "completions":
 		side.Endpoint = "raw generation endpoint"
-	case "chat", "api-chat":
+	case "chat", "api-chat", "responses", "messages":
 		side.Endpoint = "chat API"
 	}
 	if s.Server.Info != nil {

@@ -189,7 +189,6 @@ var tooLong = map[string]int{
 	"internal/backend Detect":                    107,
 	"internal/backend fastChunk":                 96,
 	"internal/backend openAI.read":               99,
-	"internal/check Judge":                       89,
 	"internal/experiment File.fill":              102,
 	"internal/foreign aiperfRun":                 86,
 	"internal/foreign flatSummary":               82,

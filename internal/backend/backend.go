@@ -67,6 +67,9 @@ type Config struct {
 	// ExtraBody is a JSON object whose fields are merged into every
 	// request body, over the protocol's own (--extra-body).
 	ExtraBody json.RawMessage
+	// Format is the structured output each request asks for
+	// (--response-format); nil asks for none.
+	Format *record.ResponseFormat
 	// Proxy, when set, is an HTTP proxy to send every request through
 	// (net/http's client then carries them; the proxy's latency is in
 	// every figure).
@@ -193,6 +196,9 @@ type endsEarly interface{ endsEarly() string }
 
 // New makes a backend for cfg.Endpoint.
 func New(cfg Config) (*Backend, error) {
+	if err := checkFormat(cfg.Format, cfg.Endpoint); err != nil {
+		return nil, err
+	}
 	p, why, err := pick(cfg)
 	if err != nil {
 		return nil, err

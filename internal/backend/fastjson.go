@@ -62,9 +62,8 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 								if !s.value() {
 									return false
 								}
-								v := bytes.TrimSpace(s.b[start:s.i])
-								f.tool = f.tool || !(string(v) == "null" || string(v) == "[]")
-								return true
+								v := bytes.TrimSpace(s.b[start:s.i]) // a call is read by the slow path (calls)
+								return string(v) == "null" || string(v) == "[]"
 							}
 							return s.value()
 						})

@@ -38,10 +38,11 @@ func (o ollama) body(cfg *Config, req *record.Request) ([]byte, error) {
 	if o.chat {
 		return json.Marshal(struct {
 			Model    string          `json:"model"`
-			Messages []openAIMessage `json:"messages"`
+			Messages []ollamaMessage `json:"messages"`
+			Tools    json.RawMessage `json:"tools,omitempty"` // the chat route's shape, as Ollama reads it
 			Stream   bool            `json:"stream"`
 			Options  options         `json:"options"`
-		}{cfg.Model, []openAIMessage{{Role: "user", Content: req.Prompt}}, true, opts})
+		}{cfg.Model, ollamaMessages(req), req.Tools, true, opts})
 	}
 	return json.Marshal(struct {
 		Model   string  `json:"model"`
@@ -52,11 +53,49 @@ func (o ollama) body(cfg *Config, req *record.Request) ([]byte, error) {
 	}{cfg.Model, req.Prompt, true, true, opts})
 }
 
+// ollamaMessage is a message of /api/chat: an assistant's tool calls
+// carry their arguments as an object, a tool's answer its role "tool".
+type ollamaMessage struct {
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
+}
+
+type ollamaToolCall struct {
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// ollamaMessages is the request's conversation, or its prompt as one
+// user turn.
+func ollamaMessages(req *record.Request) []ollamaMessage {
+	var out []ollamaMessage
+	for _, t := range turns(req) {
+		m := ollamaMessage{Role: t.role, Content: t.content}
+		for _, c := range t.calls {
+			var tc ollamaToolCall
+			tc.Function.Name, tc.Function.Arguments = c.Name, jsonObject(c.Arguments)
+			m.ToolCalls = append(m.ToolCalls, tc)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 type ollamaLine struct {
 	Response *string `json:"response"`
 	Message  *struct {
-		Content  string `json:"content"`
-		Thinking string `json:"thinking"`
+		Content   string `json:"content"`
+		Thinking  string `json:"thinking"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
 	} `json:"message"`
 	Thinking           string `json:"thinking"`
 	Done               bool   `json:"done"`
@@ -85,6 +124,8 @@ func (o ollama) read(s *stream) bool {
 	// no final line, when one token repeats ollamaRepeatLimit times.
 	var last string
 	repeats := 0
+	spoken := 0 // lines of text or thinking, one token each
+	var tools calls
 	for s.Next() {
 		var l ollamaLine
 		if !s.decode(&l) {
@@ -111,23 +152,21 @@ func (o ollama) read(s *stream) bool {
 				last, repeats = piece, 1
 			}
 		}
-		if content != "" || thinking != "" {
-			s.chunk(1, content != "")
+		tool := l.Message != nil && len(l.Message.ToolCalls) > 0
+		if tool {
+			for _, c := range l.Message.ToolCalls {
+				tools.add(rec, len(rec.ToolCalls), c.ID, c.Function.Name, argText(c.Function.Arguments))
+			}
+		}
+		if content != "" || thinking != "" || tool {
+			s.chunk(1, content != "" || tool)
+			if !tool {
+				spoken++
+			}
 		}
 		if l.Done {
 			sawFinish = true
-			rec.FinishReason = l.DoneReason
-			rec.OutputTokens, rec.OutputSource = l.EvalCount, record.SourceUsage
-			rec.PromptTokens, rec.PromptSource = l.PromptEvalCount, record.SourceUsage
-			if l.EvalDuration > 0 || l.PromptEvalDuration > 0 {
-				// eval_duration is the engine's compute for the tokens after
-				// the first (n − 1 of eval_count), summed per step: not the
-				// time a reader waits, so it is marked as compute.
-				rec.Server = &record.ServerTiming{
-					PromptMs: float64(l.PromptEvalDuration) / 1e6, DecodeMs: float64(l.EvalDuration) / 1e6,
-					E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: max(l.EvalCount-1, 0), Compute: true,
-				}
-			}
+			ollamaDone(rec, &l)
 			s.last()
 			break
 		}
@@ -143,10 +182,33 @@ func (o ollama) read(s *stream) bool {
 	if !sawFinish || rec.ChunkTokens() != rec.OutputTokens {
 		rec.ChunkSource = record.SourceChunks
 	}
+	if len(rec.ToolCalls) > 0 && sawFinish {
+		// Ollama parses a call out of the model's text and sends it whole,
+		// after the tokens that made it: they are the server's count less
+		// the lines of text and thinking, a token each.
+		rec.ToolTokens, rec.ToolSource = max(rec.OutputTokens-spoken, 0), record.SourceUsage
+	}
 	if !sawFinish && repeats >= ollamaRepeatLimit {
 		s.why = fmt.Sprintf("%s: the last %d pieces were all %.40q", ollamaRepeatHint, repeats, last)
 	}
 	return sawFinish
+}
+
+// ollamaDone reads the final line: the finish, the counts and the
+// server's durations.
+func ollamaDone(rec *record.Record, l *ollamaLine) {
+	rec.FinishReason = l.DoneReason
+	rec.OutputTokens, rec.OutputSource = l.EvalCount, record.SourceUsage
+	rec.PromptTokens, rec.PromptSource = l.PromptEvalCount, record.SourceUsage
+	if l.EvalDuration > 0 || l.PromptEvalDuration > 0 {
+		// eval_duration is the engine's compute for the tokens after the
+		// first (n − 1 of eval_count), summed per step: not the time a
+		// reader waits, so it is marked as compute.
+		rec.Server = &record.ServerTiming{
+			PromptMs: float64(l.PromptEvalDuration) / 1e6, DecodeMs: float64(l.EvalDuration) / 1e6,
+			E2EMs: float64(l.TotalDuration) / 1e6, OutputTokens: max(l.EvalCount-1, 0), Compute: true,
+		}
+	}
 }
 
 // Ollama aborts a generation, sending no final line, when one token

@@ -36,13 +36,15 @@ func (o *openAI) route() string {
 }
 
 type openAIBody struct {
-	Model         string            `json:"model,omitempty"`
-	Prompt        string            `json:"prompt,omitempty"`
-	Messages      []json.RawMessage `json:"messages,omitempty"`
-	Tools         json.RawMessage   `json:"tools,omitempty"`
-	MaxTokens     int               `json:"max_tokens"`
-	Stream        bool              `json:"stream"`
-	StreamOptions struct {
+	Model    string            `json:"model,omitempty"`
+	Prompt   string            `json:"prompt,omitempty"`
+	Messages []json.RawMessage `json:"messages,omitempty"`
+	Tools    json.RawMessage   `json:"tools,omitempty"`
+	// ResponseFormat is --response-format's (chatFormat).
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	MaxTokens      int             `json:"max_tokens"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
@@ -67,6 +69,7 @@ func (o *openAI) body(cfg *Config, req *record.Request) ([]byte, error) {
 		b.CachePrompt = &cfg.CachePrompt
 	}
 	b.StreamOptions.IncludeUsage, b.StreamOptions.ContinuousUsageStats = true, !cfg.UsageFinal
+	b.ResponseFormat = chatFormat(cfg.Format)
 	if !o.chat {
 		b.Prompt = req.Prompt
 		return json.Marshal(&b)
@@ -135,6 +138,37 @@ func (ch *openAIChoice) content() string {
 	return ""
 }
 
+// slowChunk decodes the current chunk with encoding/json into f: a
+// stream error fails the record (false), a tool call's fragments join
+// its calls, the text is kept when asked.
+func slowChunk(s *stream, f *chunkFacts, tools *calls) bool {
+	var c openAIChunk
+	if !s.decode(&c) {
+		return false
+	}
+	if c.Error != nil || c.Object == "error" {
+		msg := c.Message
+		if c.Error != nil {
+			msg = c.Error.Message
+		}
+		s.fail(msg)
+		return false
+	}
+	if t := c.Timings.timing(); t != nil {
+		s.rec.Server = t
+	}
+	*f = c.facts()
+	for _, ch := range c.Choices {
+		if ch.Delta != nil && f.tool {
+			tools.addDeltas(s.rec, ch.Delta.ToolCalls)
+		}
+		if s.text != nil {
+			s.text.WriteString(ch.content())
+		}
+	}
+	return true
+}
+
 // fastPath reads chunks with fastChunk first (tests turn it off to compare).
 var fastPath = true
 
@@ -194,6 +228,8 @@ func (o *openAI) read(s *stream) bool {
 		hasFinal   bool
 		sawFinish  bool
 		thinking   int // tokens of chunks with reasoning and no content
+		tooling    int // tokens of chunks with only tool-call deltas
+		tools      calls
 	)
 	for s.Next() {
 		data := s.Data()
@@ -201,28 +237,8 @@ func (o *openAI) read(s *stream) bool {
 		if fastPath && s.text == nil {
 			f, ok = fastChunk(data)
 		}
-		if !ok {
-			var c openAIChunk
-			if !s.decode(&c) {
-				return false
-			}
-			if c.Error != nil || c.Object == "error" {
-				msg := c.Message
-				if c.Error != nil {
-					msg = c.Error.Message
-				}
-				s.fail(msg)
-				return false
-			}
-			if t := c.Timings.timing(); t != nil {
-				rec.Server = t
-			}
-			f = c.facts()
-			if s.text != nil {
-				for _, ch := range c.Choices {
-					s.text.WriteString(ch.content())
-				}
-			}
+		if !ok && !slowChunk(s, &f, &tools) {
+			return false
 		}
 		content, reasoning, tool := f.content, f.reasoning, f.tool
 		if f.hasFinish {
@@ -258,9 +274,14 @@ func (o *openAI) read(s *stream) bool {
 			n = 1
 		}
 		if n > 0 {
-			s.chunk(n, content)
-			if reasoning && !content {
+			// A tool call is the turn's output as much as text is: its
+			// first delta is the first content (METRICS.md §2, TTFO).
+			s.chunk(n, content || tool)
+			switch {
+			case reasoning && !content:
 				thinking += n
+			case tool && !content:
+				tooling += n
 			}
 		}
 	}
@@ -281,6 +302,9 @@ func (o *openAI) read(s *stream) bool {
 		// (a chunk with the last of the thinking and the first content
 		// counts as content).
 		rec.ReasoningTokens, rec.ReasoningSource = thinking, rec.ChunkSource
+	}
+	if tooling > 0 {
+		rec.ToolTokens, rec.ToolSource = tooling, rec.ChunkSource
 	}
 	return sawFinish
 }

@@ -172,8 +172,9 @@ func (s *stream) fail(msg string) {
 }
 
 // chunk records that the current event carried n tokens (n > 0), and
-// whether any of them is content, not reasoning or a tool call's: the
-// first such is the record's FirstContent.
+// whether any of them is output the turn is answered with (content or a
+// tool call's, not reasoning): the first such is the record's
+// FirstContent.
 func (s *stream) chunk(n int, content bool) {
 	s.rec.AddChunk(s.now, n)
 	s.late.chunk(s.clock)

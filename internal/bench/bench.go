@@ -201,6 +201,9 @@ type Target struct {
 	// Proxy, when set, is an HTTP proxy every request goes through on
 	// purpose (--proxy): its latency is then part of every figure.
 	Proxy string
+	// ResponseFormat is the structured output every request asks for
+	// (--response-format); nil for none.
+	ResponseFormat *record.ResponseFormat
 }
 
 // Header is an HTTP header the user asked for on every request.
@@ -351,9 +354,7 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 		return fail(err)
 	}
 	s.Setup.Endpoint = t.Endpoint
-	if own := backend.EndpointEngine(t.Endpoint); own != "" && own != server.Engine {
-		fmt.Fprintf(out, "warning: --endpoint %s is %s's own route, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", t.Endpoint, own, engineOr(server.Engine))
-	}
+	s.endpointWarnings(ctx, out)
 	if s.Setup.Endpoint == "" {
 		s.Setup.Endpoint = engine.DefaultEndpoint(server.Engine)
 		if slices.Equal(server.Evidence, []string{backend.OwnedByEvidence}) {
@@ -404,6 +405,7 @@ func newSession(command string, t Target, env *Env) (*Session, error) {
 		s.Setup.Headers = append(s.Setup.Headers, h.Name)
 	}
 	s.Setup.ExtraBody = t.ExtraBody
+	s.Setup.ResponseFormat = t.ResponseFormat
 	return s, nil
 }
 
@@ -459,6 +461,28 @@ func engineOr(e string) string {
 	return e
 }
 
+// endpointWarnings says what is known against the endpoint asked: an
+// engine's own route on another engine, or a Responses or Messages
+// route the server's OpenAPI document does not list (backend.Routes,
+// recorded in the setup; a server that publishes none is not judged).
+func (s *Session) endpointWarnings(ctx context.Context, out io.Writer) {
+	ep, server := s.t.Endpoint, &s.Setup.Server
+	if own := backend.EndpointEngine(ep); own != "" && own != server.Engine {
+		fmt.Fprintf(out, "warning: --endpoint %s is %s's own route, and this server is %s: expect errors (--endpoint chat is the OpenAI chat API)\n", ep, own, engineOr(server.Engine))
+	}
+	if ep != "responses" && ep != "messages" {
+		return
+	}
+	server.Routes = backend.Routes(ctx, s.client, s.base, s.t.APIKey)
+	if server.Routes != nil && !slices.Contains(server.Routes, ep) {
+		listed := strings.Join(server.Routes, ", ")
+		if listed == "" {
+			listed = "none of completions, chat, responses, messages"
+		}
+		fmt.Fprintf(out, "warning: --endpoint %s: the server's OpenAPI document does not list its route (it lists %s): expect 404s\n", ep, listed)
+	}
+}
+
 // Backend makes a backend for an endpoint of the session's server, its
 // pool sized for conns requests in flight; with WaitReady it also waits
 // for a first 1-token generation to succeed.
@@ -469,7 +493,7 @@ func (s *Session) Backend(ctx context.Context, endpoint string, conns int) (*bac
 	}
 	b, err := backend.New(backend.Config{URL: s.base, Endpoint: endpoint, Engine: s.Setup.Server.Engine, Model: s.Setup.Model,
 		APIKey: s.t.APIKey, Conns: conns, Dial: s.env.dial(), TLS: s.tls, CachePrompt: s.t.CachePrompt, HTTP2: s.t.HTTP2, NetHTTP: s.t.NetHTTP, KeepText: s.t.KeepText, UsageFinal: s.t.UsageFinal,
-		Headers: s.t.Headers, ExtraBody: extra, Proxy: s.proxy})
+		Headers: s.t.Headers, ExtraBody: extra, Proxy: s.proxy, Format: s.t.ResponseFormat})
 	if err != nil {
 		return nil, &ConfigError{err}
 	}

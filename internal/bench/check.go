@@ -109,7 +109,8 @@ func answers(ctx context.Context, cfg CheckConfig, env *Env) ([]record.Record, r
 	r := &runner.Runner{
 		Backend: b, Clock: clock, Sink: file.write,
 		Source: func(i int) record.Request {
-			return record.Request{Prompt: items[i%len(items)].Prompt, MaxTokens: cfg.MaxTokens, Temperature: 0}
+			it := items[i%len(items)]
+			return record.Request{Prompt: it.Prompt, Tools: it.Tools, MaxTokens: cfg.MaxTokens, Temperature: 0}
 		},
 	}
 	recs := r.Stage(ctx, runner.Plan{Concurrency: cfg.Concurrency, Requests: len(items), Timeout: 5 * time.Minute})

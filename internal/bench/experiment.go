@@ -375,10 +375,15 @@ func ready(ctx context.Context, c experiment.Config, p *experiment.Process, prog
 }
 
 // checkItems are the check's items as its switches ask: the smoke half
-// (sensible output, determinism) and the questions.
+// (sensible output, determinism) and the questions. The tool-call item
+// is left out: an experiment's configurations speak the raw endpoint,
+// which sends no tools.
 func checkItems(ch experiment.Check) []check.Item {
 	var out []check.Item
 	for _, it := range check.Items(1, ch.Questions) {
+		if it.Kind == "tools" {
+			continue
+		}
 		if (it.Kind == "question" && ch.AccuracyOn()) || (it.Kind != "question" && ch.SmokeOn()) {
 			out = append(out, it)
 		}

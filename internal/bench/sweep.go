@@ -319,7 +319,7 @@ func (s *sweep) start(ctx context.Context, conns int) error {
 			return err
 		}
 		s.scrape = false
-		s.virt = &virtualStages{v: s.sess.sim.Virtual(), r: s.r, chat: s.setup.Endpoint == "chat"}
+		s.virt = &virtualStages{v: s.sess.sim.Virtual(), r: s.r, chat: slices.Contains([]string{"chat", "responses", "messages"}, s.setup.Endpoint)}
 		return nil
 	}
 	if err := s.watchGPUs(ctx); err != nil {

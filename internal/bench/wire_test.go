@@ -31,11 +31,14 @@ type wireCase struct {
 	// events (no count: one token per event assumed), or one-per-event
 	// (no count, but the protocol streams one token an event: TGI's
 	// native stream, exact).
-	Counted   string   `json:"counted"`
-	Prompt    int      `json:"prompt"`
-	Finish    string   `json:"finish"`
-	Reasoning int      `json:"reasoning"`
-	Warnings  []string `json:"warnings"`
+	Counted   string `json:"counted"`
+	Prompt    int    `json:"prompt"`
+	Finish    string `json:"finish"`
+	Reasoning int    `json:"reasoning"`
+	// Tools names the tool calls the response made, in order; each
+	// call's arguments must be whole JSON once its fragments are joined.
+	Tools    []string `json:"tools"`
+	Warnings []string `json:"warnings"`
 	// Route, for an identity answer, is where its server gave it; Detect
 	// is the engine that answer alone shows.
 	Route  string `json:"route"`
@@ -180,6 +183,7 @@ func checkReplay(t *testing.T, tc wireCase, recs []record.Record, netHTTP bool) 
 				client, i, rec.OutputTokens, rec.OutputSource, rec.PromptTokens, rec.FinishReason, rec.ReasoningTokens,
 				tc.Output, tc.Counted, tc.Prompt, tc.Finish, tc.Reasoning)
 		}
+		checkToolCalls(t, client, i, tc, &rec)
 	}
 	setup := record.Setup{Endpoint: tc.Endpoint, Server: record.Server{Engine: tc.Engine}}
 	fold := analyze.NewFold(setup, "")
@@ -233,5 +237,22 @@ func TestWireCorpusDetect(t *testing.T) {
 				t.Errorf("detected %q with models %v (%v), want %q", s.Engine, models, err, tc.Detect)
 			}
 		})
+	}
+}
+
+// checkToolCalls holds a replayed record's tool calls to the capture's:
+// their names in order, each with an id and arguments that are JSON once
+// joined, and tool-call tokens exactly where the capture made calls.
+func checkToolCalls(t *testing.T, client string, i int, tc wireCase, rec *record.Record) {
+	t.Helper()
+	var names []string
+	for _, c := range rec.ToolCalls {
+		names = append(names, c.Name)
+		if c.ID == "" || !json.Valid([]byte(c.Arguments)) {
+			t.Errorf("%s, request %d: call %+v has no id or arguments that are not JSON", client, i, c)
+		}
+	}
+	if !slices.Equal(names, tc.Tools) || (rec.ToolTokens > 0) != (len(tc.Tools) > 0) {
+		t.Errorf("%s, request %d: tool calls %v (%d tokens), the capture's %v", client, i, names, rec.ToolTokens, tc.Tools)
 	}
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -165,5 +166,28 @@ func TestDeterminismNeedsTwoAnswers(t *testing.T) {
 				t.Error("the check passed with an unjudged determinism")
 			}
 		})
+	}
+}
+
+// A call must name a sent tool, and its arguments must be a JSON object
+// with every property that tool requires.
+func TestToolProblems(t *testing.T) {
+	t.Parallel()
+	tools := json.RawMessage(checkTools)
+	for _, tc := range []struct {
+		call record.ToolCall
+		want string // "" for none
+	}{
+		{record.ToolCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}, ""},
+		{record.ToolCall{Name: "get_time", Arguments: `{"timezone":"UTC","extra":1}`}, ""},
+		{record.ToolCall{Name: "get_wether", Arguments: `{"city":"Paris"}`}, `call 1 names "get_wether", a tool that was not sent`},
+		{record.ToolCall{Name: "get_weather", Arguments: `{"unit":"celsius"}`}, `call 1 (get_weather): its arguments lack the required "city"`},
+		{record.ToolCall{Name: "get_weather", Arguments: `{"city":"Par`}, `call 1 (get_weather): its arguments are not a JSON object`},
+		{record.ToolCall{Name: "get_weather", Arguments: `["Paris"]`}, `its arguments are not a JSON object`},
+	} {
+		got := strings.Join(ToolProblems(tools, []record.ToolCall{tc.call}), "; ")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.call, got, tc.want)
+		}
 	}
 }

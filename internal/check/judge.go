@@ -15,8 +15,9 @@ import (
 
 // Item is one prompt of a check and how its output is judged.
 type Item struct {
-	Kind     string // sensible, repeat, question, eval
+	Kind     string // sensible, repeat, question, eval, tools
 	Prompt   string
+	Tools    json.RawMessage // tools: the tools offered (the chat route's shape)
 	Question *Question
 	Expected string         // eval: the output must contain it (case aside)
 	Regex    *regexp.Regexp // eval: the output must match it
@@ -31,8 +32,9 @@ var sensiblePrompts = []string{
 }
 
 // Items are the built-in checks: prompts whose output must be sensible
-// text, one of them again for greedy determinism, and n exact-answer
-// questions generated from seed.
+// text, one of them again for greedy determinism, n exact-answer
+// questions generated from seed, and a request offering tools whose
+// calls must parse against them.
 func Items(seed int64, n int) []Item {
 	var items []Item
 	for _, p := range sensiblePrompts {
@@ -42,7 +44,7 @@ func Items(seed int64, n int) []Item {
 	for _, q := range Questions(seed, n) {
 		items = append(items, Item{Kind: "question", Prompt: q.Prompt, Question: &q})
 	}
-	return items
+	return append(items, toolItem())
 }
 
 // ReadEval reads the user's own questions: JSON Lines of {"prompt",
@@ -121,6 +123,7 @@ type Result struct {
 	Determinism *Determinism `json:"determinism,omitempty"`
 	Accuracy    *Accuracy    `json:"accuracy,omitempty"`
 	Agreement   *Agreement   `json:"agreement,omitempty"`
+	ToolCalls   *ToolCalls   `json:"tool_calls,omitempty"`
 	Passed      bool         `json:"passed"`
 	Failures    []string     `json:"failures,omitempty"` // what failed, one line each
 }
@@ -220,6 +223,8 @@ func Judge(items []Item, recs []record.Record, other []string, minAccuracy float
 				d.Word = Divergence(first, rec.Text)
 			}
 			res.Determinism = d
+		case "tools":
+			res.judgeTools(it, rec)
 		}
 	}
 	acc := &Accuracy{Threshold: minAccuracy}
@@ -254,19 +259,24 @@ func Judge(items []Item, recs []record.Record, other []string, minAccuracy float
 		res.Accuracy = acc
 	}
 	if other != nil {
-		a := &Agreement{Total: len(items), Word: -1}
-		diff := -1
-		for i := range items {
-			if recs[i].Text == other[i] {
-				a.Same++
-			} else if diff < 0 {
-				diff = i
-			}
-		}
-		if diff >= 0 {
-			a.FirstDiff, a.Word = items[diff].Prompt, Divergence(recs[diff].Text, other[diff])
-		}
-		res.Agreement = a
+		res.Agreement = agree(items, recs, other)
 	}
 	return res
+}
+
+// agree compares the items' greedy outputs with another server's.
+func agree(items []Item, recs []record.Record, other []string) *Agreement {
+	a := &Agreement{Total: len(items), Word: -1}
+	diff := -1
+	for i := range items {
+		if recs[i].Text == other[i] {
+			a.Same++
+		} else if diff < 0 {
+			diff = i
+		}
+	}
+	if diff >= 0 {
+		a.FirstDiff, a.Word = items[diff].Prompt, Divergence(recs[diff].Text, other[diff])
+	}
+	return a
 }

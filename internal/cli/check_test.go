@@ -35,7 +35,7 @@ func TestCheckAgainst(t *testing.T) {
 	}
 	defer stop()
 	out, errw, code := runCLI(t, "check", "--sim-profile", "tiny", "--questions", "8", "--against", url, "-o", t.TempDir()+"/a.jsonl")
-	if code != 0 || !strings.Contains(out, "agreement with --against: 5 of 13 greedy outputs identical") || !strings.Contains(out, "the first difference is on \"What is") {
+	if code != 0 || !strings.Contains(out, "agreement with --against: 6 of 14 greedy outputs identical") || !strings.Contains(out, "the first difference is on \"What is") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errw)
 	}
 }
@@ -65,7 +65,7 @@ func TestCheckAgainstFile(t *testing.T) {
 		t.Fatal(errw)
 	}
 	out, errw, code := runVirtual(t, "check", "--sim-profile", "tiny", "--questions", "4", "--against", dir+"/first.jsonl", "-o", dir+"/second.jsonl")
-	if code != 0 || !strings.Contains(out, "agreement with --against: 9 of 9 greedy outputs identical (100%)") {
+	if code != 0 || !strings.Contains(out, "agreement with --against: 10 of 10 greedy outputs identical (100%)") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errw)
 	}
 }

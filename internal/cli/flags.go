@@ -159,6 +159,7 @@ type targetFlags struct {
 	gpuType                                       string
 	headers                                       headers
 	extraBody                                     extraBody
+	format                                        responseFormat
 	gpuMetrics                                    string
 	proxy                                         string
 	virtual                                       bool
@@ -167,7 +168,7 @@ type targetFlags struct {
 func (f *targetFlags) register(fs *flagSet) {
 	fs.group("Target")
 	fs.StringVar(&f.url, "url", "", "server base URL, e.g. http://127.0.0.1:30000 (none: start the embedded simulator)")
-	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, or api-chat (Ollama) (default: the raw generation endpoint)")
+	fs.StringVar(&f.endpoint, "endpoint", "", "generate (the engine's native raw endpoint), completions, chat, api-chat (Ollama), responses (OpenAI Responses API) or messages (Anthropic Messages API) (default: the raw generation endpoint)")
 	fs.StringVar(&f.engine, "engine", "", "the server's engine when detection is wrong: "+strings.Join(engine.Names(), ", "))
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of /v1/models)")
 	fs.Var(&f.wait, "wait-ready", "wait for a starting server: --wait-ready (up to 10m) or --wait-ready=TIMEOUT")
@@ -187,6 +188,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.group("Requests")
 	fs.Var(&f.headers, "header", "an HTTP header on every request, 'Name: value' (repeatable; values are never written to the result file)")
 	fs.Var(&f.extraBody, "extra-body", "JSON object merged into every request body, e.g. '{\"top_p\":0.9}'; ENDPOINT=JSON for one endpoint only, e.g. chat='{\"chat_template_kwargs\":{\"enable_thinking\":false}}' (repeatable)")
+	fs.Var(&f.format, "response-format", "structured output asked of every request: json (any JSON object) or json_schema:FILE (JSON following the schema in FILE); sent as response_format on chat and completions, text.format on responses, output_format on messages (a schema only)")
 	fs.BoolVar(&f.cachePrompt, "cache-prompt", false, "let llama.cpp reuse its prompt cache (default: on for conversations only)")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2 (h2c to http:// URLs)")
 	fs.StringVar(&f.usage, "usage", "continuous", "OpenAI routes: continuous (a token count on every chunk, exact tokens per chunk) or final (the final usage only: fewer bytes; tokens per chunk assumed one where unknown)")
@@ -209,9 +211,9 @@ func (f *targetFlags) check() error {
 	}
 	f.endpoint = endpointPath(f.endpoint)
 	switch f.endpoint {
-	case "", "generate", "completions", "chat", "api-chat":
+	case "", "generate", "completions", "chat", "api-chat", "responses", "messages":
 	default:
-		return usagef("--endpoint %q: want generate, completions, chat or api-chat", f.endpoint)
+		return usagef("--endpoint %q: want generate, completions, chat, api-chat, responses or messages", f.endpoint)
 	}
 	if _, ok := engine.Lookup(f.engine); f.engine != "" && !ok {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
@@ -282,7 +284,7 @@ func (f *targetFlags) warn(e *env) {
 func (f *targetFlags) target() bench.Target {
 	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual, ResponseFormat: f.format.f}
 }
 
 // loadFlags are the flags of run, sweep and overhead.

@@ -151,6 +151,10 @@ func endpointPath(e string) string {
 		return "generate"
 	case "/api/chat":
 		return "api-chat"
+	case "/v1/responses":
+		return "responses"
+	case "/v1/messages":
+		return "messages"
 	}
 	return e
 }

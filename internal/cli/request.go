@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/textproto"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/tokperf/tokperf/internal/bench"
+	"github.com/tokperf/tokperf/internal/infile"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 // headers is --header 'Name: value', repeatable.
@@ -72,9 +78,9 @@ func (b *extraBody) Set(s string) error {
 			return fmt.Errorf("want a JSON object such as '{\"top_p\":0.9}', or ENDPOINT=JSON")
 		}
 		switch ep {
-		case "generate", "completions", "chat", "api-chat":
+		case "generate", "completions", "chat", "api-chat", "responses", "messages":
 		default:
-			return fmt.Errorf("endpoint %q: want generate, completions, chat or api-chat before the =", ep)
+			return fmt.Errorf("endpoint %q: want generate, completions, chat, api-chat, responses or messages before the =", ep)
 		}
 		x.Endpoint, s = ep, strings.TrimSpace(rest)
 	}
@@ -94,3 +100,41 @@ func (b *extraBody) Set(s string) error {
 	*b = append(*b, x)
 	return nil
 }
+
+// responseFormat is --response-format: json (any JSON object) or
+// json_schema:FILE (JSON that follows the schema in FILE, named by the
+// file's base name). One flag whose value names the mode, as the APIs'
+// "type" does; the schema comes from a file, since schemas are long and
+// full of quotes no shell line keeps readable.
+type responseFormat struct {
+	arg string
+	f   *record.ResponseFormat
+}
+
+func (r *responseFormat) String() string { return r.arg }
+func (r *responseFormat) Type() string   { return "json|json_schema:FILE" }
+
+func (r *responseFormat) Set(s string) error {
+	kind, file, _ := strings.Cut(s, ":")
+	switch {
+	case s == "json":
+		r.arg, r.f = s, &record.ResponseFormat{Type: "json"}
+		return nil
+	case kind != "json_schema" || file == "":
+		return fmt.Errorf("want json or json_schema:FILE")
+	}
+	b, err := infile.ReadAll(context.Background(), file, infile.Small)
+	if err != nil {
+		return err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil || !bytes.HasPrefix(compact.Bytes(), []byte("{")) {
+		return fmt.Errorf("%s is not a JSON schema (a JSON object)", file)
+	}
+	// The OpenAI APIs want a name of [a-zA-Z0-9_-], 64 at most.
+	name := schemaName.ReplaceAllString(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), "_")
+	r.arg, r.f = s, &record.ResponseFormat{Type: "json_schema", Name: name[:min(len(name), 64)], Schema: compact.Bytes()}
+	return nil
+}
+
+var schemaName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)

@@ -117,6 +117,14 @@ type Message struct {
 	Raw json.RawMessage
 }
 
+// ToolCall is one tool call of a response: its id, the tool's name and
+// its arguments as sent (a JSON text, unparsed).
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"args,omitempty"`
+}
+
 // Chunk is one token-carrying chunk of a response.
 type Chunk struct {
 	At     time.Duration // arrival, since the run's start
@@ -166,6 +174,14 @@ type Record struct {
 	// usage), else the tokens of chunks with reasoning and no content.
 	ReasoningTokens int
 	ReasoningSource TokenSource
+	// ToolCalls are the tool calls the server answered with, their
+	// streamed fragments joined (nil for none).
+	ToolCalls []ToolCall
+	// ToolTokens are the output tokens spent in tool calls (part of
+	// OutputTokens): the tokens of chunks that carried only tool-call
+	// deltas, counted as the chunks were (ToolSource); no server states it.
+	ToolTokens int
+	ToolSource TokenSource
 
 	Status       Status
 	HTTPCode     int

@@ -34,6 +34,9 @@ type Setup struct {
 	Proxy string `json:"proxy,omitempty"`
 	// ExtraBody is --extra-body as given: fields merged into each body.
 	ExtraBody []ExtraBody `json:"extra_body,omitempty"`
+	// ResponseFormat is the structured output every request asked for
+	// (--response-format); nil for none.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	// CachePrompt says llama.cpp was asked to reuse its prompt cache
 	// (cache_prompt: true): "asked" by --cache-prompt, or "conversations"
 	// by default, as conversations exist to measure the cache; empty: off,
@@ -53,6 +56,14 @@ type Setup struct {
 type ExtraBody struct {
 	Endpoint string          `json:"endpoint,omitempty"`
 	JSON     json.RawMessage `json:"fields"`
+}
+
+// ResponseFormat is a structured output asked for: Type "json" (any JSON
+// object) or "json_schema" (JSON that follows Schema, named Name).
+type ResponseFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // TLS is the protocol an https:// target negotiated with the client's
@@ -101,6 +112,10 @@ type Server struct {
 	// Doubt says why detection did not take the engine they point to.
 	Evidence []string `json:"evidence,omitempty"`
 	Doubt    string   `json:"doubt,omitempty"`
+	// Routes are the generation endpoints its OpenAPI document lists
+	// (completions, chat, responses, messages), read when a run asks for
+	// the Responses or Messages API; nil where none was read.
+	Routes []string `json:"routes,omitempty"`
 }
 
 // Workload is what each request asks for.

@@ -80,6 +80,7 @@ func CheckText(w io.Writer, r *check.Result) {
 			fmt.Fprintf(w, "  %q → %q\n", x.Prompt, x.Output)
 		}
 	}
+	checkToolsText(w, r.ToolCalls)
 	if a := r.Agreement; a != nil {
 		fmt.Fprintf(w, "agreement with --against: %d of %d greedy outputs identical (%.0f%%)", a.Same, a.Total, 100*float64(a.Same)/float64(a.Total))
 		if a.FirstDiff != "" {
@@ -91,6 +92,23 @@ func CheckText(w io.Writer, r *check.Result) {
 		fmt.Fprintln(w, "\nverdict: pass")
 	} else {
 		fmt.Fprintln(w, "\nverdict: FAIL — do not trust this configuration's speed until it answers correctly")
+	}
+}
+
+// checkToolsText writes the tool-call check's line.
+func checkToolsText(w io.Writer, t *check.ToolCalls) {
+	switch {
+	case t == nil:
+	case t.NotJudged != "":
+		fmt.Fprintf(w, "note tool calls not judged: %s\n", t.NotJudged)
+	case t.Passed():
+		var names []string
+		for _, c := range t.Calls {
+			names = append(names, c.Name)
+		}
+		fmt.Fprintf(w, "ok   tool calls: %s parse against the tools sent (a sent tool, the required arguments)\n", strings.Join(names, ", "))
+	default:
+		fmt.Fprintf(w, "FAIL tool calls: %s\n", strings.Join(t.Problems, "; "))
 	}
 }
 

@@ -324,6 +324,13 @@ func checkTable(r *check.Result) *Table {
 	if a := r.Accuracy; a != nil {
 		t.Rows = append(t.Rows, []any{"accuracy", a.Passed, a.Right, a.Total, a.Share, fmt.Sprintf("95%% interval %.3f–%.3f, threshold %.2f", a.Lo, a.Hi, a.Threshold)})
 	}
+	if tc := r.ToolCalls; tc != nil {
+		var passed any = tc.Passed()
+		if tc.NotJudged != "" {
+			passed = nil
+		}
+		t.Rows = append(t.Rows, []any{"tool calls", passed, nil, len(tc.Calls), nil, tc.NotJudged + strings.Join(tc.Problems, "; ")})
+	}
 	if a := r.Agreement; a != nil {
 		t.Rows = append(t.Rows, []any{"agreement", nil, a.Same, a.Total, float64(a.Same) / float64(a.Total), a.FirstDiff})
 	}

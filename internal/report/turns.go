@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
 )
 
@@ -37,4 +38,11 @@ func reasoningLine(s summary.Stage) string {
 	return fmt.Sprintf("%s: reasoning %d of %d output tokens (%.0f%%), content %d; TTFT (first token, any channel) p50/p99 %s ms, TTFO (first visible content) p50/p99 %s; decode tok/s %.1f counts every generated token, reasoning included",
 		analyze.Label(s), s.ReasoningTokens, s.OutputTokens, 100*float64(s.ReasoningTokens)/float64(max(s.OutputTokens, 1)), s.OutputTokens-s.ReasoningTokens,
 		latency(s.TTFT.P50, s.TTFT.P99), ttfo, s.DecodeTokS.Mean)
+}
+
+// toolLine says how many requests answered with a tool call and the
+// output tokens their calls took; their TTFO is the call's first delta.
+func toolLine(s summary.Stage) string {
+	return fmt.Sprintf("%s: %d of %s answered with a tool call, %d of %d output tokens in the calls (from their chunks); a call's first delta is its TTFO",
+		analyze.Label(s), s.ToolCalled, record.Plural(s.OK, "request"), s.ToolTokens, s.OutputTokens)
 }

@@ -157,6 +157,9 @@ type line struct {
 	CachedTokens int                  `json:"cached_tokens,omitempty"`
 	Reasoning    int                  `json:"reasoning_tokens,omitempty"`
 	ReasonSource string               `json:"reasoning_source,omitempty"`
+	ToolCalls    []record.ToolCall    `json:"tool_calls,omitempty"`
+	ToolTokens   int                  `json:"tool_tokens,omitempty"`
+	ToolSource   string               `json:"tool_source,omitempty"`
 	Status       string               `json:"status"`
 	HTTPCode     int                  `json:"http_code,omitempty"`
 	Error        string               `json:"error,omitempty"`
@@ -281,6 +284,7 @@ func toLine(r *record.Record) line {
 		FinishReason: r.FinishReason, Retries: r.Retries, Endpoint: r.Endpoint, Server: r.Server,
 		Buffered: r.Buffered, Coalesced: r.Coalesced, ConnectNs: int64(r.Connect), Text: r.Text,
 		RetryAfterNs: int64(r.RetryAfter), BackoffNs: int64(r.Backoff), NoKeepAlive: r.NoKeepAlive,
+		ToolCalls: r.ToolCalls, ToolTokens: r.ToolTokens, ToolSource: string(r.ToolSource),
 	}
 	for i, c := range r.Chunks {
 		l.Chunks[i] = [2]int64{int64(c.At), int64(c.Tokens)}
@@ -300,6 +304,7 @@ func (l *line) record() record.Record {
 		FinishReason: l.FinishReason, Retries: l.Retries, Endpoint: l.Endpoint, Server: l.Server,
 		Buffered: l.Buffered, Coalesced: l.Coalesced, Connect: time.Duration(l.ConnectNs), Text: l.Text,
 		RetryAfter: time.Duration(l.RetryAfterNs), Backoff: time.Duration(l.BackoffNs), NoKeepAlive: l.NoKeepAlive,
+		ToolCalls: l.ToolCalls, ToolTokens: l.ToolTokens, ToolSource: record.TokenSource(l.ToolSource),
 	}
 	if len(l.Chunks) > 0 {
 		r.Chunks = make([]record.Chunk, len(l.Chunks))

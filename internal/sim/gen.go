@@ -22,7 +22,13 @@ type gen struct {
 	continuous   bool
 	chat         bool // pays the chat route's overhead
 	minTokens    int
-	tool         string // answer with a call of this tool (Wire.ToolCalls)
+	// tools are the tools the request offered, choice its tool_choice
+	// (readChoice); tool is the tool its turn calls (callTool), "" for
+	// none, and required that tool's required properties.
+	tools    []offered
+	choice   string
+	tool     string
+	required []string
 	// The prompt's tokens for the prefix cache (promptKeys): a chat
 	// request's messages, a raw prompt's template tokens before its text,
 	// or the ids it came as.
@@ -48,6 +54,7 @@ type exchange struct {
 	text                      []byte // all output text so far
 	ids                       []int  // all output token ids so far
 	spec                      bool
+	opened                    bool // a tool call's arguments have begun (cut)
 }
 
 // format writes one protocol's responses.
@@ -268,6 +275,9 @@ func (rp *reply) event(ctx context.Context, ev Event) bool {
 	if ev.Done {
 		s.observe(x, ev)
 		rp.buf = rp.f.end(rp.buf, x, ev)
+		if rp.tr != nil && x.opened {
+			rp.tr.Tool, rp.tr.ToolTokens = g.tool, ev.Total-s.reasoned(g, ev.Total)
+		}
 	}
 	if len(rp.held) < max(s.p.Wire.EventsPerWrite, 1) && !ev.Done {
 		return false // coalesced with the next chunks (Wire.EventsPerWrite)
@@ -405,6 +415,8 @@ func (s *Server) job(g *gen) (job Job, key uint64, answer []string) {
 		length = outputLength(key, s.p.EOSProbability, g.maxTokens)
 	}
 	length = max(length, min(g.minTokens, g.maxTokens))
+	s.callTool(g, key)
+	length = s.callLength(length, g)
 	answer = answerFor(g.prompt, s.p.Wire.WrongAnswers)
 	if answer != nil && (!g.ignoreEOS || s.p.Wire.IgnoreIgnoreEOS) {
 		length = min(len(answer), g.maxTokens) // the answer, then EOS

@@ -25,39 +25,14 @@ type openAIRequest struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
-	IgnoreEOS   bool     `json:"ignore_eos"`
-	MinTokens   int      `json:"min_tokens"`
-	Temperature *float64 `json:"temperature"`
-	Seed        *int64   `json:"seed"`
-	Tools       []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	IgnoreEOS   bool            `json:"ignore_eos"`
+	MinTokens   int             `json:"min_tokens"`
+	Temperature *float64        `json:"temperature"`
+	Seed        *int64          `json:"seed"`
+	Tools       []toolSpec      `json:"tools"`
+	ToolChoice  json.RawMessage `json:"tool_choice"`
 	// CachePrompt is llama.cpp's (on when absent); other engines ignore it.
 	CachePrompt *bool `json:"cache_prompt"`
-}
-
-// toolName is the tool a chat request is answered with a call of, or "":
-// the one tool_choice names, else the first tool unless tool_choice is "none".
-func (req *openAIRequest) toolName() string {
-	if len(req.Tools) == 0 {
-		return ""
-	}
-	var choice string
-	if json.Unmarshal(req.ToolChoice, &choice) == nil && choice == "none" {
-		return ""
-	}
-	var named struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if json.Unmarshal(req.ToolChoice, &named) == nil && named.Function.Name != "" {
-		return named.Function.Name
-	}
-	return req.Tools[0].Function.Name
 }
 
 type chatMessage struct {
@@ -176,8 +151,8 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 	if o := req.StreamOptions; o != nil && !s.p.Wire.OmitUsage {
 		g.includeUsage, g.continuous = o.IncludeUsage, o.ContinuousUsageStats && !s.p.Wire.UsageAtEnd
 	}
-	if chat && s.p.Wire.ToolCalls {
-		g.tool = req.toolName()
+	if chat {
+		g.tools, g.choice = offers(req.Tools), readChoice(req.ToolChoice)
 	}
 	if req.MinTokens > 0 && req.MinTokens > g.maxTokens {
 		openAIError(w, 400, "min_tokens must not exceed max_tokens")
@@ -187,12 +162,18 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 }
 
 func (s *Server) openAICompletions(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	if g, ok := s.parseOpenAI(w, r, false); ok {
 		s.serve(w, r, g, &openAIFormat{s: s})
 	}
 }
 
 func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
+	if s.absent(w, r) {
+		return
+	}
 	if g, ok := s.parseOpenAI(w, r, true); ok {
 		s.serve(w, r, g, &openAIFormat{s: s, chat: true})
 	}
@@ -351,45 +332,40 @@ func (f *openAIFormat) begin(b []byte, x *exchange) []byte {
 	return f.put(b, c)
 }
 
-func (f *openAIFormat) event(b []byte, x *exchange, ev Event, piece []byte, _ []int) []byte {
-	if x.g.tool == "" {
-		// TGI's completions carry the usage on their last chunk, unasked.
-		last := f.s.im.tgiOpenAI && !f.chat && ev.Done && !f.s.p.Wire.OmitUsage
-		c := f.chunk(x, string(piece), ev.Finish, ev.Total, x.g.continuous || last)
-		if ev.Done && f.s.im.timings && !x.g.includeUsage {
-			c.Timings = llamaTimings(x, ev)
-		}
-		if r := f.s.p.Reasoning; r != nil && f.chat {
-			// Tokens before the chunk's own, then how many of its own are
-			// still reasoning: a chunk may hold the last of the thinking and
-			// the first of the answer.
-			n := min(max(r.Tokens-(ev.Total-ev.Tokens), 0), ev.Tokens)
-			if n > 0 {
-				cut := tokenCut(piece, n)
-				f.reason(c.Choices[0].Delta, string(piece[:cut]), string(piece[cut:]))
-			}
-		}
-		return f.put(b, c)
-	}
-	finish := ""
-	if ev.Done {
+func (f *openAIFormat) event(b []byte, x *exchange, ev Event, text []byte, _ []int) []byte {
+	p := f.s.cut(x, ev, text)
+	finish := ev.Finish
+	if ev.Done && x.opened {
 		finish = "tool_calls"
 	}
-	c := f.chunk(x, "", finish, ev.Total, x.g.continuous)
-	role := c.Choices[0].Delta.Role
-	first := ev.Total == ev.Tokens
-	args := string(piece)
-	if first {
-		args = `{"text":"` + args
+	// TGI's completions carry the usage on their last chunk, unasked.
+	last := f.s.im.tgiOpenAI && !f.chat && ev.Done && !f.s.p.Wire.OmitUsage
+	c := f.chunk(x, p.rest, finish, ev.Total, x.g.continuous || last)
+	if ev.Done && f.s.im.timings && !x.g.includeUsage {
+		c.Timings = llamaTimings(x, ev)
 	}
-	if ev.Done {
-		args += `"}`
+	if f.chat {
+		f.channels(c.Choices[0].Delta, x, p)
 	}
-	call := f.call(x, first, args)
-	zero := 0
-	call.Index = &zero
-	c.Choices[0].Delta = &chatDelta{Role: role, ToolCalls: []toolCall{call}}
 	return f.put(b, c)
+}
+
+// channels moves a chat delta's text to its channels: the reasoning, and
+// the rest as content or as a fragment of the tool call (its head with
+// the first).
+func (f *openAIFormat) channels(d *chatDelta, x *exchange, p piece) {
+	if p.thinking != "" {
+		f.reason(d, p.thinking, p.rest)
+	}
+	if x.g.tool == "" {
+		return
+	}
+	d.Content = nil
+	if p.rest != "" {
+		call := f.call(x, p.head, p.rest)
+		call.Index = new(int)
+		d.ToolCalls = []toolCall{call}
+	}
 }
 
 // reason puts thinking on the profile's reasoning channel of d and the
@@ -458,21 +434,17 @@ func (f *openAIFormat) put(b []byte, v any) []byte {
 }
 
 func (f *openAIFormat) whole(x *exchange, ev Event) any {
-	text := string(x.text)
-	c := f.chunk(x, text, ev.Finish, ev.Total, !f.s.p.Wire.OmitUsage)
+	p := f.s.whole(x, ev)
+	finish := ev.Finish
+	if p.head {
+		finish = "tool_calls"
+	}
+	c := f.chunk(x, p.thinking+p.rest, finish, ev.Total, !f.s.p.Wire.OmitUsage)
 	if f.chat {
 		c.Object = "chat.completion"
-		c.Choices[0].Message = &chatDelta{Role: "assistant", Content: &text}
-		if r := f.s.p.Reasoning; r != nil && x.g.tool == "" {
-			cut := tokenCut(x.text, min(r.Tokens, ev.Total))
-			f.reason(c.Choices[0].Message, string(x.text[:cut]), string(x.text[cut:]))
-		}
+		c.Choices[0].Message = &chatDelta{Role: "assistant", Content: &p.rest}
+		f.channels(c.Choices[0].Message, x, p)
 		c.Choices[0].Delta = nil
-		if x.g.tool != "" {
-			finish := "tool_calls"
-			c.Choices[0].FinishReason = &finish
-			c.Choices[0].Message = &chatDelta{Role: "assistant", ToolCalls: []toolCall{f.call(x, true, `{"text":"`+text+`"}`)}}
-		}
 	}
 	return c
 }

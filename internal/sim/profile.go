@@ -3,10 +3,12 @@ package sim
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,6 +75,10 @@ type Profile struct {
 	// before any content, counted in
 	// usage.completion_tokens_details.reasoning_tokens.
 	Reasoning *Reasoning `yaml:"reasoning"`
+	// Tools, when set, answers some of the turns that offer tools with a
+	// tool call (on the chat, responses and messages routes); wire.tool_calls
+	// is the same as tools: {probability: 1}.
+	Tools *Tools `yaml:"tools"`
 	// Faults by route path ("/v1/completions") or "*" for every generation route.
 	Faults map[string]Fault `yaml:"faults"`
 	// DieAfter makes the server crash (close every connection and stop)
@@ -81,6 +87,24 @@ type Profile struct {
 	// Degrade makes the server get worse as it runs (see Degrade); nil:
 	// it never does.
 	Degrade *Degrade `yaml:"degrade"`
+}
+
+// Tools is how a model answers a turn that offers tools. Which turns call
+// is drawn from the request's seed (as its length is), so a replay gets
+// the same calls; the call names the tool tool_choice names, else one of
+// the tools sent, drawn the same way. Its arguments are a JSON object
+// whose first required property (of the tool's parameters; "text" when
+// it has none) holds the output's words and whose other required
+// properties are empty strings, streamed a token a fragment.
+type Tools struct {
+	// Probability is the share of the turns offering tools (tool_choice
+	// not "none") that answer with a call; tool_choice "required" (or
+	// Anthropic's "any" or "tool") always calls.
+	Probability float64 `yaml:"probability"`
+	// ArgumentsTokens is the length of a call's arguments in tokens,
+	// whatever the output length would have been (up to the max tokens);
+	// 0: the output's length.
+	ArgumentsTokens int `yaml:"arguments_tokens"`
 }
 
 // Reasoning is a reasoning model's thinking before its visible answer.
@@ -182,10 +206,10 @@ type Wire struct {
 	// together); the last chunk of a stream is written at once. 0 or 1: a
 	// write per chunk.
 	EventsPerWrite int `yaml:"events_per_write"`
-	// ToolCalls answers a chat request that offers tools (unless its
-	// tool_choice is "none") with a call of its first tool, or of the one
-	// tool_choice names: the chunks carry delta.tool_calls (id, type and name
-	// in the first, then argument fragments, one a chunk, that join into
+	// ToolCalls answers every request that offers tools (unless its
+	// tool_choice is "none") with a call (Tools, probability 1): on the
+	// chat route the chunks carry delta.tool_calls (id, type and name in
+	// the first, then argument fragments, one a chunk, that join into
 	// {"text":"…"}) instead of content, and finish_reason is "tool_calls".
 	ToolCalls bool `yaml:"tool_calls"`
 	// CloseAfterStream closes the connection after every streamed response
@@ -204,6 +228,10 @@ type Wire struct {
 	MetricsAtEnd bool `yaml:"metrics_at_end"`
 	// IgnoreIgnoreEOS ends outputs at EOS even when ignore_eos is asked.
 	IgnoreIgnoreEOS bool `yaml:"ignore_ignore_eos"`
+	// NoRoutes are generation routes (/v1/responses, /v1/messages, …) the
+	// server answers 404 and its OpenAPI document leaves out, as a server
+	// of an older version has none of them.
+	NoRoutes []string `yaml:"no_routes"`
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
 	// broken configuration that correctness checks must catch.
 	WrongAnswers bool `yaml:"wrong_answers"`
@@ -214,11 +242,11 @@ type Wire struct {
 // (every other route answers as it always does, an unknown one 404), so a
 // profile naming one is refused rather than silently injecting nothing.
 var faultRoutes = map[string]bool{
-	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/generate": true,
+	"*": true, "/v1/completions": true, "/v1/chat/completions": true, "/v1/responses": true, "/v1/messages": true, "/generate": true,
 	"/generate_stream": true, "/completion": true, "/api/generate": true, "/api/chat": true,
 }
 
-const faultRouteList = "/v1/completions, /v1/chat/completions, /generate, /generate_stream, /completion, /api/generate, /api/chat"
+const faultRouteList = "/v1/completions, /v1/chat/completions, /v1/responses, /v1/messages, /generate, /generate_stream, /completion, /api/generate, /api/chat"
 
 // Fault is injected misbehaviour on a route; rates are per request.
 type Fault struct {
@@ -301,7 +329,7 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	if err := yamlfile.Decode(file, data, p); err != nil {
 		return nil, err
 	}
-	if err := p.fill(); err != nil {
+	if err := errors.Join(p.fill(), p.fillTools(), p.checkNoRoutes()); err != nil {
 		return nil, yamlfile.Locate(file, data, err)
 	}
 	return p, nil
@@ -480,6 +508,39 @@ func (r *Roofline) check() error {
 	if m := r.MoE; m != nil {
 		if m.Experts < 1 || m.TopK < 1 || m.TopK > m.Experts || m.Layers < 1 || !(m.ExpertMB > 0) {
 			return bad("decode.roofline.moe", "needs experts >= top_k >= 1, layers >= 1, expert_mb > 0")
+		}
+	}
+	return nil
+}
+
+// fillTools checks the tools option and makes wire.tool_calls its
+// shorthand.
+func (p *Profile) fillTools() error {
+	if p.Wire.ToolCalls {
+		if p.Tools != nil {
+			return bad("tools", "give tools or wire.tool_calls, not both")
+		}
+		p.Tools = &Tools{Probability: 1}
+	}
+	t := p.Tools
+	if t == nil {
+		return nil
+	}
+	if !(t.Probability >= 0 && t.Probability <= 1) {
+		return bad("tools.probability", "must be 0..1, got %v", t.Probability)
+	}
+	if t.ArgumentsTokens < 0 || t.ArgumentsTokens > 1<<20 {
+		return bad("tools.arguments_tokens", "must be 0..1048576, got %d", t.ArgumentsTokens)
+	}
+	return nil
+}
+
+// checkNoRoutes refuses a wire.no_routes entry that is not a route the
+// simulator could leave out.
+func (p *Profile) checkNoRoutes() error {
+	for i, r := range p.Wire.NoRoutes {
+		if !slices.Contains(apiRoutes, r) {
+			return bad(fmt.Sprintf("wire.no_routes[%d]", i), "%q is not one of %s", r, strings.Join(apiRoutes, ", "))
 		}
 	}
 	return nil

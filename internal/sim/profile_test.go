@@ -41,7 +41,7 @@ func TestProfileOptionErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := p.Wire; w != (Wire{}) || p.PrefixCache {
+	if w := p.Wire; !reflect.DeepEqual(w, Wire{}) || p.PrefixCache {
 		t.Errorf("a profile without options has wire %+v, prefix cache %v; want all off", w, p.PrefixCache)
 	}
 	p, err = ParseProfile("t.yaml", []byte(base+"prefix_cache: true\n"))

@@ -342,6 +342,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/models", s.models)
 	m.HandleFunc("POST /v1/completions", s.openAICompletions)
 	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
+	m.HandleFunc("POST /v1/responses", s.responses)
+	m.HandleFunc("POST /v1/messages", s.messages)
 	m.HandleFunc("GET /metrics", s.metrics)
 	m.HandleFunc("GET /dcgm/metrics", s.dcgm)
 	m.HandleFunc("GET /sim/trace", s.traceRoute)

@@ -18,6 +18,7 @@ func init() {
 			m.HandleFunc("GET /health_generate", s.healthGenerate)
 			m.HandleFunc("GET /get_model_info", s.sglangModelInfo)
 			m.HandleFunc("GET /server_info", s.sglangServerInfo)
+			m.HandleFunc("GET /openapi.json", s.openAPI)
 		},
 		metrics:      sglangMetrics,
 		nullLogprobs: true,

@@ -9,15 +9,19 @@ import (
 // TraceRequest is the ground truth of one request: when each chunk left
 // the server (after the write was flushed) and how many tokens it held.
 type TraceRequest struct {
-	ID           uint64       `json:"id"`
-	RequestID    string       `json:"request_id,omitempty"` // the client's X-Request-Id
-	Route        string       `json:"route"`
-	Proto        string       `json:"proto"` // HTTP/1.1 or HTTP/2.0
-	PromptTokens int          `json:"prompt_tokens"`
-	MaxTokens    int          `json:"max_tokens"`
-	OutputTokens int          `json:"output_tokens"`
-	Arrived      time.Time    `json:"arrived"`
-	Chunks       []TraceChunk `json:"chunks"`
+	ID           uint64 `json:"id"`
+	RequestID    string `json:"request_id,omitempty"` // the client's X-Request-Id
+	Route        string `json:"route"`
+	Proto        string `json:"proto"` // HTTP/1.1 or HTTP/2.0
+	PromptTokens int    `json:"prompt_tokens"`
+	MaxTokens    int    `json:"max_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	// Tool is the tool the answer called, ToolTokens the output tokens
+	// of its arguments (the rest were reasoning); empty for no call.
+	Tool       string       `json:"tool,omitempty"`
+	ToolTokens int          `json:"tool_tokens,omitempty"`
+	Arrived    time.Time    `json:"arrived"`
+	Chunks     []TraceChunk `json:"chunks"`
 	// Status is ok, cancelled, or the fault injected ("fault: reset").
 	Status string `json:"status"`
 	// LateSteps counts the engine steps this request ran in that ended late

@@ -14,6 +14,7 @@ func init() {
 				writeJSON(w, 200, map[string]any{"version": s.version("0.11.0")})
 			})
 			s.tokenizeRoutes(m, "prompt")
+			m.HandleFunc("GET /openapi.json", s.openAPI)
 		},
 		metrics: func(s *Server, x *exposition) {
 			x.metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(s.eng.Running.Load()))

@@ -138,6 +138,7 @@ func (a *Acc) Add(r *record.Record) {
 	}
 	s.CachedTokens += r.CachedTokens
 	s.ReasoningTokens += r.ReasoningTokens
+	s.outcome(r)
 	switch counted := r.PromptSource == record.SourceUsage; {
 	case counted && r.AskedPromptSource == record.SourceTokenizer:
 		s.PromptCompared++
@@ -145,13 +146,6 @@ func (a *Acc) Add(r *record.Record) {
 		s.ServerPrompt += r.PromptTokens
 	case !counted && r.AskedPromptSource != record.SourceTokenizer:
 		s.PromptEstimated++
-	}
-	switch r.FinishReason {
-	case "":
-	case "length", "limit", "max_tokens":
-		s.LengthFinished++
-	default:
-		s.EarlyFinished++
 	}
 	s.OutputSources[r.OutputSource]++
 	s.ChunkSources[r.ChunkSource]++
@@ -502,4 +496,21 @@ func (a *Acc) steady() float64 {
 		}
 	})
 	return tokens / total.Seconds()
+}
+
+// outcome counts how an ok request's answer ended: at the length or
+// earlier (each API's word for the length: length, limit, max_tokens,
+// max_output_tokens), and with a tool call.
+func (s *Stage) outcome(r *record.Record) {
+	switch r.FinishReason {
+	case "":
+	case "length", "limit", "max_tokens", "max_output_tokens":
+		s.LengthFinished++
+	default:
+		s.EarlyFinished++
+	}
+	if len(r.ToolCalls) > 0 {
+		s.ToolCalled++
+		s.ToolTokens += r.ToolTokens
+	}
 }

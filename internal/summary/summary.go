@@ -46,6 +46,11 @@ type Stage struct {
 	// ReasoningTokens are the output tokens of ok requests spent on the
 	// reasoning channel (part of OutputTokens).
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// ToolCalled counts the ok requests that answered with a tool call,
+	// ToolTokens the output tokens of their calls (part of OutputTokens;
+	// counted from chunks, METRICS.md §1 tool_tokens).
+	ToolCalled int `json:"tool_called,omitempty"`
+	ToolTokens int `json:"tool_tokens,omitempty"`
 	// PromptCompared counts the ok requests whose prompt both a tokenizer
 	// (the workload's) and the server counted; AskedPrompt and
 	// ServerPrompt are their prompt tokens by each.
