@@ -155,6 +155,9 @@ func (f *Fold) stage(i, concurrency int) *foldStage {
 	if s == nil {
 		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO), timeline: newTimelineAcc()}
 		s.acc.TimerLate(time.Duration(f.setup.Load.TimerLateP99Ms * float64(time.Millisecond)))
+		if f.setup.Workload.Agent != "" {
+			s.acc.TrackSessions()
+		}
 		if f.keep {
 			s.samples = &Samples{}
 		}

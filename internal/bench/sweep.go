@@ -375,6 +375,7 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 	}
 	out.Reuse = info.Source == "trace" || info.Conversations
 	out.Conversations, out.Turns, out.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
+	out.Agent = info.Agent
 	if info.Conversations {
 		out.ThinkS = cfg.Load.Think.Seconds()
 	}
@@ -489,6 +490,9 @@ func (s *sweep) open(ctx context.Context) error {
 	}
 	if p := s.cfg.Prompts; p != nil && p.Conversational() {
 		s.r.Conversations = p
+		if a, ok := p.Sessions(); ok {
+			s.r.Conversations = a
+		}
 	}
 	s.env.started(s.setup)
 	s.names = engine.MetricNames(s.setup.Server.Engine)

@@ -122,6 +122,9 @@ type Workload struct {
 	Turns         int     `json:"turns,omitempty"`
 	ThinkS        float64 `json:"think_s,omitempty"`
 	OwnAnswers    bool    `json:"own_answers,omitempty"`
+	// Agent is the shape of generated agent sessions (--agent), as
+	// workload.ParseAgent reads it; Conversations is then set too.
+	Agent string `json:"agent,omitempty"`
 	// Prompts describes where prompts came from when not the fixed word
 	// list: synthetic prose, a corpus or a dataset, the length
 	// distributions, and whether a tokenizer counted them or they are

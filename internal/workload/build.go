@@ -46,6 +46,9 @@ type Options struct {
 	Turns         int
 	Conversations bool
 	OwnAnswers    bool
+	// Agent, when set, makes generated requests agent sessions of its
+	// shape (agent.go): Input is a user message's length, Output a turn's.
+	Agent *Agent
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -420,8 +423,10 @@ type Info struct {
 	Turns         int
 	Conversations bool
 	OwnAnswers    bool
-	Usable        int            // dataset records that passed the filter
-	Skipped       map[string]int // dataset records left out, by reason
+	// Agent is the generated agent sessions' shape (ParseAgent), or "".
+	Agent   string
+	Usable  int            // dataset records that passed the filter
+	Skipped map[string]int // dataset records left out, by reason
 	// Distinct counts a dataset's different prompts among its requests,
 	// and PromptLengths and OutputLengths say how long they and the
 	// lengths the file asks for are (quantiles of tokens), for a verdict
@@ -441,6 +446,9 @@ func (w *Workload) Info() Info {
 		in.Conversations = true
 		if w.data == nil {
 			in.Turns = w.o.Turns
+		}
+		if w.o.Agent != nil {
+			in.Agent, in.Turns = w.o.Agent.String(), 0
 		}
 	}
 	if t := w.o.Tokenizer; t != nil {
