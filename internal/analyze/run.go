@@ -351,7 +351,7 @@ func (r *Run) Find(k StageKey) *Stage {
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
 	asked := Asked{IgnoreEOS: r.Setup.Workload.IgnoreEOS, Engine: r.Setup.Server.Engine, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"}
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0 || r.Setup.Workload.Agent != "", Chat: r.Setup.Endpoint == "chat" || r.Setup.Endpoint == "api-chat"}
 	if r.Setup.Workload.Output == "" {
 		// Only a fixed length is what every request asked for: a dataset's
 		// requests ask for its own lengths, a distribution's for its draws.

@@ -547,6 +547,7 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		}
 	}
 	Turns(w, stages)
+	Sessions(w, stages)
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))

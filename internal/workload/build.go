@@ -562,7 +562,11 @@ func (in Info) String() string {
 		if in.OwnAnswers {
 			history = "the server's own answers"
 		}
-		fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
+		if in.Agent != "" {
+			fmt.Fprintf(&b, ", as agent sessions (%s; the history growing with %s, tool calls and their results)", in.Agent, history)
+		} else {
+			fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
+		}
 	}
 	if in.Tokenizer != "" {
 		fmt.Fprintf(&b, ", lengths by tokenizer %s", in.Tokenizer)
