@@ -54,6 +54,8 @@ type Run struct {
 	// Sharding is set when the run was merged from its shards' files
 	// (--shard I/N): each shard's part, clock and lateness.
 	Sharding *Sharding `json:"sharding,omitempty"`
+	// Capacity is a capacity search's answer (--until-slo); nil otherwise.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -279,6 +281,7 @@ func (f *Fold) Run() *Run {
 	}
 	sort.Ints(idx)
 	names := engine.MetricNames(f.setup.Server.Engine)
+	var levels []Level
 	for _, i := range idx {
 		fs := f.stages[i]
 		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples}
@@ -297,6 +300,12 @@ func (f *Fold) Run() *Run {
 		st.Timeline = fs.timeline.timeline()
 		st.Series = SeriesOf(fs.acc, fs.metrics, fs.gpu, names)
 		run.Stages = append(run.Stages, st)
+		if lim := f.setup.Load.UntilSLO; lim.Set() {
+			levels = append(levels, JudgeLevel(fs.acc.SessionSamples(), st.Concurrency, lim))
+		}
+	}
+	if lim := f.setup.Load.UntilSLO; lim.Set() {
+		run.Capacity = NewCapacity(levels, lim)
 	}
 	if !run.OpenLoop {
 		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })

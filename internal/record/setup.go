@@ -165,6 +165,10 @@ type Load struct {
 	SliceS float64 `json:"slice_s,omitempty"`
 	// Repeat is how many times each stage ran (--repeat); 0 or 1: once.
 	Repeat int `json:"repeat,omitempty"`
+	// UntilSLO are a capacity search's limits on the p99 of agent
+	// sessions' per-turn TTFT and TPOT (--until-slo): its levels are
+	// judged against them (METRICS.md §2, Capacity under an SLO).
+	UntilSLO SLO `json:"until_slo,omitzero"`
 }
 
 // Sampling is the sampling parameters sent.

@@ -104,8 +104,7 @@ func (a *Acc) Add(r *record.Record) {
 	if r.Rate > 0 && q > a.late {
 		s.Late++
 	}
-	ok := r.Status == record.StatusOK
-	a.encode(r, ok)
+	a.encode(r, r.Status == record.StatusOK)
 	a.session(r)
 	switch r.Status {
 	case record.StatusOK:

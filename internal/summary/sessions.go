@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -47,6 +49,7 @@ type sessionAcc struct {
 	in, out, cached     int
 	model, tool, agents time.Duration
 	failed              bool
+	ttft, tpot          []float64 // every ok turn's, ms, its sub-agents' too
 }
 
 // sessionsAcc gathers a stage's sessions, keyed by the top-level
@@ -99,6 +102,7 @@ func (a *Acc) session(r *record.Record) {
 		s.agents += r.AgentWait
 	}
 	if ttft, ok := r.TTFT(); ok {
+		s.ttft = append(s.ttft, record.Ms(ttft))
 		if r.Turn == 1 {
 			ss.firstTTFT = append(ss.firstTTFT, record.Ms(ttft))
 		} else {
@@ -106,6 +110,7 @@ func (a *Acc) session(r *record.Record) {
 		}
 	}
 	if tpot, ok := r.TPOT(); ok {
+		s.tpot = append(s.tpot, tpot)
 		if r.Turn == 1 {
 			ss.firstTPOT = append(ss.firstTPOT, tpot)
 		} else {
@@ -145,5 +150,30 @@ func (ss *sessionsAcc) figures() *Sessions {
 			*v /= n
 		}
 	}
+	return out
+}
+
+// SessionSample is one agent session's per-turn figures, for a capacity
+// search that takes sessions, not turns, as its draws.
+type SessionSample struct {
+	Start  time.Duration // its first turn's schedule
+	Failed bool          // a turn failed
+	// TTFT and TPOT are its ok turns' (its sub-agents' too), in ms.
+	TTFT, TPOT []float64
+}
+
+// SessionSamples are the tracked sessions' samples in the order they
+// started; nil when sessions are not tracked.
+func (a *Acc) SessionSamples() []SessionSample {
+	ss := a.sessions
+	if ss == nil {
+		return nil
+	}
+	out := make([]SessionSample, 0, len(ss.order))
+	for _, id := range ss.order {
+		s := ss.by[id]
+		out = append(out, SessionSample{Start: s.start, Failed: s.failed, TTFT: s.ttft, TPOT: s.tpot})
+	}
+	slices.SortStableFunc(out, func(a, b SessionSample) int { return cmp.Compare(a.Start, b.Start) })
 	return out
 }
