@@ -117,7 +117,8 @@ func (l Load) level(index, c int) runner.Plan {
 	if n := l.requests(index); n > 0 || l.Duration > 0 {
 		st.Requests, st.Duration = n, l.Duration
 	} else if l.UntilSLO.Set() {
-		st.Requests = CapacitySessions(c)
+		// A level's p99 needs all its sessions: no stage time cuts it.
+		st.Requests, st.Duration = CapacitySessions(c), 0
 	}
 	if l.Warmup >= 0 {
 		st.Warmup = l.Warmup

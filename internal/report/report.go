@@ -429,6 +429,7 @@ func Text(w io.Writer, r *analyze.Run) {
 	}
 	readings(w, r, stages)
 	judgements(w, r.Warnings, r.Verdict)
+	Capacity(w, r.Capacity)
 	TwinChecked(w, r.Twin)
 }
 
