@@ -71,7 +71,7 @@ func sessionTruth(w *workload.Workload, s int) truth {
 			t.in += 4 + len(strings.Fields(m.Content))
 		}
 		t.out += req.MaxTokens
-		tool, agents := a.After(s, k)
+		tool, _, agents := a.After(s, k)
 		t.tool += tool
 		if tool > 0 {
 			t.tools++
@@ -127,7 +127,7 @@ func TestAgentSessionsEqualTruth(t *testing.T) {
 				continue
 			}
 			prev := recs[k-1]
-			tool, agents := a.After(s, k-1)
+			tool, _, agents := a.After(s, k-1)
 			if rec.ToolWait != tool {
 				t.Errorf("session %d turn %d: waited %v for its tool, the shape says %v", s, k+1, rec.ToolWait, tool)
 			}

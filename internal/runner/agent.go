@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -15,10 +16,10 @@ import (
 type Sessions interface {
 	Conversations
 	// After is what session s waits for after its turn k (from 0) and
-	// before the next: a tool's time, or sub-agent sessions (their ids,
-	// whose turns Turns and Turn give), or neither (the user's turn:
-	// Plan.Think).
-	After(s, k int) (tool time.Duration, agents []int)
+	// before the next: sub-agent sessions (their ids, whose turns Turns
+	// and Turn give), else a tool's time, else the user's think time
+	// (Plan.Think where it is 0).
+	After(s, k int) (tool, think time.Duration, agents []int)
 }
 
 // agents keeps c agent sessions in flight until n have started or d has
@@ -57,7 +58,8 @@ func (r *Runner) session(ctx context.Context, st Plan, a Sessions, s, root int, 
 		}
 		answers = append(answers, rec.Text)
 		var agents []int
-		tool, agents = a.After(s, k)
+		var think time.Duration
+		tool, think, agents = a.After(s, k)
 		waited = 0
 		switch {
 		case len(agents) > 0:
@@ -77,7 +79,7 @@ func (r *Runner) session(ctx context.Context, st Plan, a Sessions, s, root int, 
 				return
 			}
 		default:
-			if !r.think(ctx, st.Think) {
+			if !r.think(ctx, cmp.Or(think, st.Think)) {
 				return
 			}
 		}

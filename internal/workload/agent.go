@@ -186,6 +186,9 @@ func Parent(s int) (int, bool) { return s &^ agentBit >> 20, s&agentBit != 0 }
 
 // agentTurns is session s's own turns.
 func (w *Workload) agentTurns(s int) int {
+	if w.o.AgentTrace != nil {
+		return w.traceTurns(s)
+	}
 	return max(w.o.Agent.Turns.At(w.seed^drawTurns, s), 1)
 }
 
@@ -207,26 +210,30 @@ type Sessions struct{ *Workload }
 
 // Sessions is w as agent sessions, when it is.
 func (w *Workload) Sessions() (Sessions, bool) {
-	return Sessions{w}, w.o.Agent != nil && w.Conversational()
+	return Sessions{w}, (w.o.Agent != nil || w.o.AgentTrace != nil) && w.Conversational()
 }
 
 // After is what session s waits for after its turn k (from 0), before
 // the next: the tool's time, or the sub-agent sessions it forks (run at
-// once, and waited for; the calls' results follow). Neither after a turn
-// the user answers (Plan.Think is that wait) or the last.
-func (a Sessions) After(s, k int) (tool time.Duration, agents []int) {
+// once, and waited for; the calls' results follow), or the user's think
+// time (generated sessions: none of their own, Plan.Think is the wait).
+// Nothing after the last turn.
+func (a Sessions) After(s, k int) (tool, think time.Duration, agents []int) {
 	w := a.Workload
+	if w.o.AgentTrace != nil {
+		return w.traceAfter(s, k)
+	}
 	call, fork := w.call(s, k)
 	switch {
 	case fork:
 		for j := range w.o.Agent.Agents {
 			agents = append(agents, agentID(s, k, j))
 		}
-		return 0, agents
+		return 0, 0, agents
 	case call:
-		return time.Duration(w.o.Agent.ToolMs.At(w.seed^drawTool, turnIndex(s, k))) * time.Millisecond, nil
+		return time.Duration(w.o.Agent.ToolMs.At(w.seed^drawTool, turnIndex(s, k))) * time.Millisecond, 0, nil
 	}
-	return 0, nil
+	return 0, 0, nil
 }
 
 // agentTools is the tool definitions every session sends.
@@ -243,6 +250,9 @@ var toolNames = [...]string{"read_file", "run", "search"}
 // (answers[j] with own answers) and what came next: the tool call's
 // results, or the user's next message.
 func (w *Workload) agentTurn(s, k int, answers []string) record.Request {
+	if w.o.AgentTrace != nil {
+		return w.traceTurn(s, k)
+	}
 	a := w.o.Agent
 	req := record.Request{IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature, PromptSource: w.source(),
 		MaxTokens: w.o.Output.At(w.seed^streamOutput, turnIndex(s, k)), Tools: agentTools}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +49,11 @@ type Options struct {
 	OwnAnswers    bool
 	// Agent, when set, makes generated requests agent sessions of its
 	// shape (agent.go): Input is a user message's length, Output a turn's.
-	Agent *Agent
+	// AgentTrace, when set, replays its sessions instead (agentreplay.go),
+	// prompts built of blocks of BlockSize tokens (the trace's own when it
+	// gives one).
+	Agent      *Agent
+	AgentTrace *AgentTrace
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -120,6 +125,9 @@ func NewContext(ctx context.Context, o Options) (*Workload, error) {
 	switch {
 	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
 		return nil, errors.New("a workload takes a trace, a dataset or a corpus, not two")
+	case o.AgentTrace != nil:
+		w.block = cmp.Or(o.AgentTrace.BlockSize, o.BlockSize, DefaultBlockSize)
+		return w, nil
 	case o.Trace != nil:
 		w.trace, w.block = o.Trace, o.BlockSize
 		if w.block == 0 {
@@ -449,6 +457,9 @@ func (w *Workload) Info() Info {
 		}
 		if w.o.Agent != nil {
 			in.Agent, in.Turns = w.o.Agent.String(), 0
+		}
+		if t := w.o.AgentTrace; t != nil {
+			in.Agent, in.Turns, in.File, in.BlockSize = "trace "+t.Format, 0, t.Name, w.block
 		}
 	}
 	if t := w.o.Tokenizer; t != nil {

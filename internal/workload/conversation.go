@@ -13,14 +13,14 @@ const streamReply = 1 << 60
 // turn (Options.Turns, Options.Conversations).
 func (w *Workload) Conversational() bool {
 	generated := w.data == nil && w.trace == nil
-	return ((w.o.Turns > 0 || w.o.Agent != nil) && generated) || (w.o.Conversations && w.data != nil)
+	return ((w.o.Turns > 0 || w.o.Agent != nil || w.o.AgentTrace != nil) && generated) || (w.o.Conversations && w.data != nil)
 }
 
 // Turns is the number of turns of conversation c: Options.Turns, or a
 // dataset conversation's user messages (at least one), or an agent
 // session's own turns.
 func (w *Workload) Turns(c int) int {
-	if w.o.Agent != nil {
+	if w.o.Agent != nil || w.o.AgentTrace != nil {
 		return w.agentTurns(c)
 	}
 	if w.data == nil {
@@ -65,7 +65,7 @@ func (w *Workload) Turn(c, k int, answers []string) record.Request {
 	if !w.o.OwnAnswers {
 		answers = nil
 	}
-	if w.o.Agent != nil {
+	if w.o.Agent != nil || w.o.AgentTrace != nil {
 		return w.agentTurn(c, k, answers)
 	}
 	req := record.Request{IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature, PromptSource: w.source(),
