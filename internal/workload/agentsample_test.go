@@ -68,7 +68,9 @@ func sampleOne(r *rand.Rand, id string, top bool) sampleSession {
 	return ss
 }
 
-func callTime(out int) time.Duration { return 50*time.Millisecond + time.Duration(out)*10*time.Millisecond }
+func callTime(out int) time.Duration {
+	return 50*time.Millisecond + time.Duration(out)*10*time.Millisecond
+}
 
 // duration is how long a session takes in the model: its calls, waits
 // and sub-agents (the longest of each fork's).

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-		"strconv"
+	"strconv"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/infile"
