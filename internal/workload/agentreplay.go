@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"cmp"
+	"fmt"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -55,4 +57,60 @@ func (w *Workload) traceTurn(s, k int) record.Request {
 	}
 	turn := ts.Turns[k]
 	return w.blocked(turnIndex(s, k), TraceRequest{Input: turn.Input, Output: turn.Output, Hashes: turn.Hashes}, req)
+}
+
+// AgentTraceStats is what an agent trace holds: its sessions, their
+// turns, sub-agents and waits, and what a prefix cache could serve of
+// their prompts (Prefix, as for a Mooncake trace: every session once,
+// each sub-agent after the turn that forks it, turns in order).
+type AgentTraceStats struct {
+	Format    string
+	Sessions  int // top-level
+	SubAgents int
+	Dropped   int // sub-agents of sub-agents, not replayed
+	Turns     int // every session's, sub-agents' too
+	// ToolS and ThinkS are the waits the trace holds after turns, in
+	// seconds over all sessions.
+	ToolS, ThinkS float64
+	Prefix        TraceStats
+}
+
+// Stats computes the trace's statistics at block tokens a block (the
+// trace's own size when it gives one).
+func (t *AgentTrace) Stats(block int) AgentTraceStats {
+	s := AgentTraceStats{Format: t.Format, Sessions: t.Top, SubAgents: len(t.Sessions) - t.Top, Dropped: t.Dropped}
+	block = cmp.Or(t.BlockSize, block)
+	var reqs []TraceRequest
+	var walk func(ts *TraceSession)
+	walk = func(ts *TraceSession) {
+		for _, turn := range ts.Turns {
+			s.Turns++
+			s.ToolS += turn.Tool.Seconds()
+			s.ThinkS += turn.Think.Seconds()
+			reqs = append(reqs, TraceRequest{Input: turn.Input, Output: turn.Output, Hashes: turn.Hashes})
+			for _, a := range turn.Agents {
+				walk(&t.Sessions[a])
+			}
+		}
+	}
+	for i := range t.Sessions[:t.Top] {
+		walk(&t.Sessions[i])
+	}
+	s.Prefix = (&Trace{Name: t.Name, Requests: reqs}).Stats(block)
+	return s
+}
+
+// Check says whether every turn's blocks fit its prompt at block tokens a
+// block (the trace's own size when it gives one), as Trace.Check does.
+func (t *AgentTrace) Check(block int) error {
+	block = cmp.Or(t.BlockSize, block)
+	for i, ts := range t.Sessions {
+		for k, turn := range ts.Turns {
+			if n := blocks(turn.Input, block); len(turn.Hashes) > n {
+				return fmt.Errorf("%s: session %q turn %d: %d hash ids for %d input tokens, more than its %d blocks of %d tokens (give the trace's --block-size)",
+					t.Name, t.Sessions[i].ID, k+1, len(turn.Hashes), turn.Input, n, block)
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "write the agent trace samples of testdata/agent again")
@@ -87,17 +88,17 @@ func (s sampleSession) duration() time.Duration {
 	return d
 }
 
-// hashes are a session's turns' blocks: each prompt's whole blocks of the
-// last prompt and answer shared, then new ones.
-func (s sampleSession) hashes(first int64) [][]int64 {
+// hashes are a session's turns' blocks of block tokens: each prompt's
+// whole blocks of the last prompt and answer shared, then new ones.
+func (s sampleSession) hashes(first int64, block int) [][]int64 {
 	var out [][]int64
 	var last []int64
 	next := first
 	shared := 0
 	for _, t := range s.turns {
-		keep := min(min(shared, t.in)/sampleBlock, len(last))
+		keep := min(min(shared, t.in)/block, len(last))
 		h := append([]int64(nil), last[:keep]...)
-		for len(h) < (t.in+sampleBlock-1)/sampleBlock {
+		for len(h) < (t.in+block-1)/block {
 			h = append(h, next)
 			next++
 		}
@@ -126,7 +127,7 @@ func sampleWeka(shape []sampleSession) []byte {
 	var list func(s sampleSession, at time.Duration, first int64) []req
 	list = func(s sampleSession, at time.Duration, first int64) []req {
 		var out []req
-		hs := s.hashes(first)
+		hs := s.hashes(first, sampleBlock)
 		wait := time.Duration(0)
 		for k, t := range s.turns {
 			stop := "end_turn"
@@ -161,7 +162,7 @@ func sampleWeka(shape []sampleSession) []byte {
 func sampleSessions(shape []sampleSession) []byte {
 	var b bytes.Buffer
 	for _, s := range shape {
-		hs := s.hashes(int64(len(b.Bytes())) << 8)
+		hs := s.hashes(int64(len(b.Bytes()))<<8, DefaultBlockSize)
 		wait := time.Duration(0)
 		for k, t := range s.turns {
 			line, _ := json.Marshal(map[string]any{"session_id": s.id, "input_length": t.in, "output_length": t.out, "hash_ids": hs[k], "delay": wait.Milliseconds()})
@@ -322,15 +323,18 @@ func TestAgentTraceSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := tr.Check(DefaultBlockSize); err != nil {
+				t.Fatal(err)
+			}
 			if tr.Format != c.format || tr.Top != len(shape) {
 				t.Fatalf("read as %s with %d sessions, want %s with %d", tr.Format, tr.Top, c.format, len(shape))
 			}
-			if d := cmp.Diff(withoutIDs(shape, c.flat), shapeOf(tr), cmp.AllowUnexported(sampleSession{}, sampleTurn{})); d != "" {
+			if d := gocmp.Diff(withoutIDs(shape, c.flat), shapeOf(tr), gocmp.AllowUnexported(sampleSession{}, sampleTurn{})); d != "" {
 				t.Errorf("the sessions read differ from the generator's (-want +got):\n%s", d)
 			}
 			if c.format != "otel" {
 				for i, s := range shape {
-					for k, h := range s.hashes(0) {
+					for k, h := range s.hashes(0, cmp.Or(tr.BlockSize, DefaultBlockSize)) {
 						if got := tr.Sessions[i].Turns[k].Hashes; len(got) != len(h) {
 							t.Fatalf("session %d turn %d: %d blocks, want %d", i, k, len(got), len(h))
 						}

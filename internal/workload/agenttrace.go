@@ -395,3 +395,18 @@ func (s *sessionLines) sessions(t *AgentTrace) {
 	}
 	t.Top = len(t.Sessions)
 }
+
+// IsAgentTrace says whether the file path begins with an agent trace's
+// object (what ReadAgentTrace reads), not a Mooncake trace's line.
+func IsAgentTrace(path string) bool {
+	f, err := infile.Open(context.Background(), path, infile.Records)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var obj map[string]json.RawMessage
+	if json.NewDecoder(f).Decode(&obj) != nil {
+		return false
+	}
+	return agentFormat(obj) != ""
+}
