@@ -192,3 +192,77 @@ func TestAgentSessionsEqualTruth(t *testing.T) {
 		t.Errorf("the file's session figures differ from the live run's (-live +file):\n%s", d)
 	}
 }
+
+// A replayed agent trace on the simulator: every session's turns, tokens
+// and waits are the trace's (its sub-agents' too), and with a prefix
+// cache that forgets nothing the share of prompt tokens it served is the
+// trace's ceiling, within the simulator's 16-token blocks and its chat
+// template's tokens.
+func TestAgentTraceReplayEqualsTruth(t *testing.T) {
+	t.Parallel()
+	tr, err := workload.LoadAgentTrace(filepath.Join("..", "workload", "testdata", "agent", "weka.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.New(workload.Options{AgentTrace: tr, Seed: 4, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(file, []byte(convProfile+"prefix_cache: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var run *analyze.Run
+	virtual(t, func(env *Env) {
+		run, err = Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{SimProfile: file, Endpoint: "chat"}, Prompts: w,
+			Load: Load{Concurrency: []int{3}, Requests: tr.Top, Warmup: 0, Timeout: time.Minute}, Out: filepath.Join(dir, "r.jsonl")}, env)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, f, err := results.Open(run.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	byConv := map[int][]record.Record{}
+	for rd.Next() {
+		rec := rd.Record()
+		byConv[rec.Conversation] = append(byConv[rec.Conversation], rec)
+	}
+	a := workload.Sessions{Workload: w}
+	turns := 0
+	for s, recs := range byConv {
+		if len(recs) != w.Turns(s) {
+			t.Errorf("session %d: %d turns sent, the trace has %d", s, len(recs), w.Turns(s))
+		}
+		for k, rec := range recs {
+			turns++
+			req := w.Turn(s, k, nil)
+			if want := 7 + len(strings.Fields(req.Prompt)); rec.PromptTokens != want || rec.OutputTokens != req.MaxTokens {
+				t.Errorf("session %d turn %d: %d prompt and %d output tokens; the trace's turn is %d and %d", s, k+1, rec.PromptTokens, rec.OutputTokens, want, req.MaxTokens)
+			}
+			if k == 0 {
+				continue
+			}
+			tool, think, _ := a.After(s, k-1)
+			if got := rec.Scheduled - recs[k-1].Done - rec.AgentWait; rec.ToolWait != tool || got != tool+think {
+				t.Errorf("session %d turn %d: waited %v (tool %v) after the last turn, the trace says %v (tool %v)", s, k+1, got, rec.ToolWait, tool+think, tool)
+			}
+		}
+	}
+	st := tr.Stats(0)
+	if turns != st.Turns {
+		t.Errorf("%d turns sent, the trace has %d", turns, st.Turns)
+	}
+	stage := run.Stages[0]
+	hit, ceiling := float64(stage.CachedTokens)/float64(stage.PromptTokens), st.Prefix.TokenReuse()
+	t.Logf("prefix cache hit %.3f, the trace's ceiling %.3f", hit, ceiling)
+	if math.Abs(hit-ceiling) > 0.05 {
+		t.Errorf("the simulator's cache served %.1f%% of prompt tokens, the trace's ceiling is %.1f%%", 100*hit, 100*ceiling)
+	}
+	if run.Setup.Workload.CacheCeiling != ceiling {
+		t.Errorf("the header's ceiling is %g, want %g", run.Setup.Workload.CacheCeiling, ceiling)
+	}
+}

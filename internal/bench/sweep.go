@@ -387,7 +387,10 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 	}
 	out.Reuse = info.Source == "trace" || info.Conversations
 	out.Conversations, out.Turns, out.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
-	out.Agent = info.Agent
+	out.Agent, out.CacheCeiling = info.Agent, info.Ceiling
+	if info.Source == "agent trace" {
+		out.Input, out.Output, out.InputTokens, out.OutputTokens = "agent trace", "agent trace", 0, 0
+	}
 	if info.Conversations {
 		out.ThinkS = cfg.Load.Think.Seconds()
 	}

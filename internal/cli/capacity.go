@@ -15,7 +15,7 @@ type untilSLO struct {
 }
 
 func (u *untilSLO) register(fs *flagSet) {
-	fs.StringVar(&u.spec, "until-slo", "", "with --agent: find how many concurrent sessions meet `LIMITS`, ttft_p99=DURATION and/or tpot_p99=DURATION (ttft_p99=2s,tpot_p99=50ms): levels double from the first -c while they pass, then bisect; a level passes when the 95% interval of each p99 is under its limit, fails when one is over, else cannot be told (docs/METRICS.md §2)")
+	fs.StringVar(&u.spec, "until-slo", "", "with --agent or --agent-trace: find how many concurrent sessions meet `LIMITS`, ttft_p99=DURATION and/or tpot_p99=DURATION (ttft_p99=2s,tpot_p99=50ms): levels double from the first -c while they pass, then bisect; a level passes when the 95% interval of each p99 is under its limit, fails when one is over, else cannot be told (docs/METRICS.md §2)")
 }
 
 // check reads the limits and refuses what does not mix with them.
@@ -24,8 +24,8 @@ func (u *untilSLO) check(f *loadFlags) error {
 		return nil
 	}
 	switch {
-	case f.agent == "":
-		return usagef("--until-slo searches concurrent agent sessions: give --agent SHAPE")
+	case f.agent == "" && f.agentTrace == "":
+		return usagef("--until-slo searches concurrent agent sessions: give --agent SHAPE or --agent-trace FILE")
 	case f.untilSaturated:
 		return usagef("--until-slo and --until-saturated each choose the levels: give one")
 	case len(f.requests) > 1:

@@ -16,6 +16,8 @@ type convFlags struct {
 	think        time.Duration
 	agent        string
 	shape        *workload.Agent // --agent, read by check
+	agentTrace   string
+	replay       *workload.AgentTrace // --agent-trace, read by check
 }
 
 func (f *convFlags) register(fs *flagSet) {
@@ -25,10 +27,13 @@ func (f *convFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.ownAnswers, "own-answers", false, "with --turns or --multi-turn: the history holds the server's own answers, not the generated or the dataset's replies")
 	fs.DurationVar(&f.think, "think-time", 0, "with --turns, --multi-turn or --agent: the user's wait between a turn's end and the next turn")
 	fs.StringVar(&f.agent, "agent", "", "send generated agent sessions of this shape, turn by turn: `SHAPE` is default or KEY=VALUE,… of turns=DIST (a session's turns), tools=SHARE (of turns ending in a tool call), tool-time=DURATION[:lognormal:S] (the tool's wait), result=DIST (a tool result's tokens), fork=SHARE (of tool calls starting sub-agents), agents=K (sub-agents a fork starts), system=TOKENS (the system prompt all sessions share, with the tools), bust (a first-turn cache-bust); -c and --requests count sessions (docs/workloads.md)")
+	fs.StringVar(&f.agentTrace, "agent-trace", "", "replay the agent sessions of a trace `FILE`, its format told by content: WEKA session traces (hash ids, sub-agents), session turns with session_id and delay (AIPerf's mooncake_trace), or OTLP JSON GenAI spans; each session's turns with the trace's lengths, blocks and waits; -c and --requests count sessions")
 }
 
 // on says whether requests are conversations.
-func (f *convFlags) on() bool { return f.turns > 0 || f.multiTurn || f.agent != "" }
+func (f *convFlags) on() bool {
+	return f.turns > 0 || f.multiTurn || f.agent != "" || f.agentTrace != ""
+}
 
 // check refuses what does not mix with conversations.
 func (f *convFlags) check(l *loadFlags) error {
@@ -49,6 +54,8 @@ func (f *convFlags) check(l *loadFlags) error {
 		return nil
 	case f.agent != "" && (f.turns > 0 || f.multiTurn || l.dataset != ""):
 		return usagef("--agent generates its sessions' turns: not with --turns, --multi-turn or --dataset")
+	case f.agentTrace != "" && (f.agent != "" || f.turns > 0 || f.multiTurn || l.dataset != "" || l.corpus != ""):
+		return usagef("--agent-trace replays its own sessions: not with --agent, --turns, --multi-turn, --dataset or --corpus")
 	case f.turns > 0 && f.multiTurn:
 		return usagef("give --turns (generated conversations) or --multi-turn (a dataset's), not both")
 	case f.multiTurn && l.dataset == "":
@@ -63,8 +70,19 @@ func (f *convFlags) check(l *loadFlags) error {
 	return f.readAgent()
 }
 
-// readAgent reads --agent's shape.
+// readAgent reads --agent's shape or --agent-trace's sessions.
 func (f *convFlags) readAgent() error {
+	if f.agentTrace != "" {
+		t, err := workload.LoadAgentTrace(f.agentTrace)
+		if err == nil {
+			err = t.Check(workload.DefaultBlockSize)
+		}
+		if err != nil {
+			return err
+		}
+		f.replay = t
+		return nil
+	}
 	if f.agent == "" {
 		return nil
 	}

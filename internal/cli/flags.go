@@ -609,7 +609,7 @@ func (f *loadFlags) prompts(ctx context.Context) (*workload.Workload, error) {
 func (f *loadFlags) workloadWith(ctx context.Context, format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.NewContext(ctx, workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
-		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, Agent: f.shape, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, Agent: f.shape, AgentTrace: f.replay, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known

@@ -125,6 +125,10 @@ type Workload struct {
 	// Agent is the shape of generated agent sessions (--agent), as
 	// workload.ParseAgent reads it; Conversations is then set too.
 	Agent string `json:"agent,omitempty"`
+	// CacheCeiling is an agent trace's prefix cache ceiling: the share
+	// of its prompt tokens a prefix cache that forgets nothing could
+	// serve, from its hash ids (every session once).
+	CacheCeiling float64 `json:"prefix_cache_ceiling,omitempty"`
 	// Prompts describes where prompts came from when not the fixed word
 	// list: synthetic prose, a corpus or a dataset, the length
 	// distributions, and whether a tokenizer counted them or they are

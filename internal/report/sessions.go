@@ -11,8 +11,9 @@ import (
 // Sessions writes, for each stage of agent sessions, what a session was:
 // how long it took and where the time went (the model, tools, sub-agents),
 // its turns and tokens, and its first turns' TTFT and TPOT beside its
-// later ones'.
-func Sessions(w io.Writer, stages []summary.Stage) {
+// later ones'; for a replayed agent trace, the prefix cache's measured
+// hit beside the trace's ceiling.
+func Sessions(w io.Writer, stages []summary.Stage, ceiling float64) {
 	for _, s := range stages {
 		ss := s.Sessions
 		if ss == nil || ss.Sessions+ss.Failed == 0 {
@@ -26,5 +27,9 @@ func Sessions(w io.Writer, stages []summary.Stage) {
 		fmt.Fprintf(w, "\nTTFT p50/p99 ms: first turns %s (n=%d), later turns %s (n=%d); TPOT p50/p99 ms: first turns %s, later turns %s\n\n",
 			latency(ss.FirstTTFT.P50, ss.FirstTTFT.P99), ss.FirstTTFT.N, latency(ss.LaterTTFT.P50, ss.LaterTTFT.P99), ss.LaterTTFT.N,
 			latency(ss.FirstTPOT.P50, ss.FirstTPOT.P99), latency(ss.LaterTPOT.P50, ss.LaterTPOT.P99))
+		if ceiling > 0 && s.PromptTokens > 0 {
+			fmt.Fprintf(w, "prefix cache: %.1f%% of prompt tokens served from the cache (the server's cached tokens), beside a ceiling of %.1f%% from the trace's hash ids (every session once, a cache that forgets nothing)\n\n",
+				100*float64(s.CachedTokens)/float64(s.PromptTokens), 100*ceiling)
+		}
 	}
 }

@@ -431,8 +431,12 @@ type Info struct {
 	Turns         int
 	Conversations bool
 	OwnAnswers    bool
-	// Agent is the generated agent sessions' shape (ParseAgent), or "".
-	Agent   string
+	// Agent is the generated agent sessions' shape (ParseAgent), or an
+	// agent trace's format; "" for neither.
+	Agent string
+	// Ceiling is an agent trace's prefix cache ceiling: the share of its
+	// prompt tokens a cache that forgets nothing could serve.
+	Ceiling float64
 	Usable  int            // dataset records that passed the filter
 	Skipped map[string]int // dataset records left out, by reason
 	// Distinct counts a dataset's different prompts among its requests,
@@ -459,7 +463,9 @@ func (w *Workload) Info() Info {
 			in.Agent, in.Turns = w.o.Agent.String(), 0
 		}
 		if t := w.o.AgentTrace; t != nil {
-			in.Agent, in.Turns, in.File, in.BlockSize = "trace "+t.Format, 0, t.Name, w.block
+			in.Source, in.Agent, in.Turns, in.File, in.BlockSize, in.Requests = "agent trace", t.Format, 0, t.Name, w.block, t.Top
+			in.Input, in.Output = "", ""
+			in.Ceiling = t.Stats(w.block).Prefix.TokenReuse()
 		}
 	}
 	if t := w.o.Tokenizer; t != nil {
@@ -481,6 +487,7 @@ func (w *Workload) Info() Info {
 		}
 	case w.corpus != nil:
 		in.Source, in.File = "corpus", w.o.Corpus
+	case w.o.AgentTrace != nil:
 	default:
 		in.Source = "synthetic"
 	}
@@ -543,6 +550,9 @@ func (in Info) String() string {
 		default:
 			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
 		}
+	case "agent trace":
+		fmt.Fprintf(&b, "agent trace %s (%s): %s replayed turn by turn with the trace's lengths and waits, prompts of blocks of %d tokens (one text a hash id)", in.File, in.Agent, record.Plural(in.Requests, "session"), in.BlockSize)
+		return b.String() + fmt.Sprintf(", seed %d", in.Seed)
 	case "trace":
 		fmt.Fprintf(&b, "trace %s: %s at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, record.Plural(in.Requests, "request"), in.BlockSize)
 	case "corpus":
