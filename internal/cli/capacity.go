@@ -30,8 +30,10 @@ func (u *untilSLO) check(f *loadFlags) error {
 		return usagef("--until-slo and --until-saturated each choose the levels: give one")
 	case len(f.requests) > 1:
 		return usagef("--until-slo chooses its own levels: give one --requests value")
-	case len(f.conc) > 1:
+	case f.concSet && len(f.conc) > 1:
 		return usagef("--until-slo starts from one level: give one -c value")
+	case !f.concSet:
+		f.conc = ints{1}
 	}
 	for _, kv := range strings.Split(u.spec, ",") {
 		key, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
