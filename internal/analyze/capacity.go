@@ -14,7 +14,7 @@ import (
 
 // Capacity is a capacity search's answer (--until-slo): how many
 // concurrent agent sessions meet p99 limits on their per-turn TTFT and
-// TPOT, from levels judged one by one (METRICS.md §2, Capacity under an
+// TPOT, from levels judged one by one (METRICS.md §3, Capacity under an
 // SLO). Each level's p99 has a 95% interval over blocks of sessions that
 // started together, not over turns, which share the server's state.
 type Capacity struct {

@@ -15,7 +15,7 @@ type untilSLO struct {
 }
 
 func (u *untilSLO) register(fs *flagSet) {
-	fs.StringVar(&u.spec, "until-slo", "", "with --agent or --agent-trace: find how many concurrent sessions meet `LIMITS`, ttft_p99=DURATION and/or tpot_p99=DURATION (ttft_p99=2s,tpot_p99=50ms): levels double from the first -c while they pass, then bisect; a level passes when the 95% interval of each p99 is under its limit, fails when one is over, else cannot be told (docs/METRICS.md §2)")
+	fs.StringVar(&u.spec, "until-slo", "", "with --agent or --agent-trace: find how many concurrent sessions meet `LIMITS`, ttft_p99=DURATION and/or tpot_p99=DURATION (ttft_p99=2s,tpot_p99=50ms): levels double from the first -c while they pass, then bisect; a level passes when the 95% interval of each p99 is under its limit, fails when one is over, else cannot be told (docs/METRICS.md §3)")
 }
 
 // check reads the limits and refuses what does not mix with them.

@@ -142,7 +142,7 @@ type Record struct {
 	// ToolWait and AgentWait are what an agent session waited for after
 	// its previous turn ended and before this one was scheduled: the
 	// tool's time, and the sub-agents the previous turn forked. Neither is
-	// in the client's queue (METRICS.md §2, Agent sessions).
+	// in the client's queue (METRICS.md §3, Agent sessions).
 	ToolWait, AgentWait time.Duration
 	Repeat              int // which repeat of its level (--repeat), from 0
 

@@ -171,7 +171,7 @@ type Load struct {
 	Repeat int `json:"repeat,omitempty"`
 	// UntilSLO are a capacity search's limits on the p99 of agent
 	// sessions' per-turn TTFT and TPOT (--until-slo): its levels are
-	// judged against them (METRICS.md §2, Capacity under an SLO).
+	// judged against them (METRICS.md §3, Capacity under an SLO).
 	UntilSLO SLO `json:"until_slo,omitzero"`
 }
 

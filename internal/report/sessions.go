@@ -19,7 +19,7 @@ func Sessions(w io.Writer, stages []summary.Stage, ceiling float64) {
 		if ss == nil || ss.Sessions+ss.Failed == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%s, agent sessions (a session is its turns and its sub-agents', from its first turn's schedule to its last turn's end; means per session; docs/METRICS.md §2):\n\n", analyze.Label(s))
+		fmt.Fprintf(w, "%s, agent sessions (a session is its turns and its sub-agents', from its first turn's schedule to its last turn's end; means per session; docs/METRICS.md §3):\n\n", analyze.Label(s))
 		fmt.Fprintln(w, "| sessions | failed | latency p50/p99 s | turns | sub-agents | in tokens | out tokens | cached tokens | model s | tools s | sub-agents s |")
 		fmt.Fprintln(w, "| -------: | -----: | ----------------: | ----: | ---------: | --------: | ---------: | ------------: | ------: | ------: | -----------: |")
 		fmt.Fprintf(w, "| %d | %d | %s | %.1f | %.1f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", ss.Sessions, ss.Failed,

@@ -9,7 +9,7 @@ import (
 	"github.com/tokperf/tokperf/internal/stats"
 )
 
-// Sessions are a stage's agent-session figures (METRICS.md §2, Agent
+// Sessions are a stage's agent-session figures (METRICS.md §3, Agent
 // sessions): a session is a top-level session's turns and its
 // sub-agents'; its latency runs from its first turn's schedule to the end
 // of its last turn, tool and sub-agent time included. Means are per
