@@ -116,120 +116,146 @@ func calls(op string) bool {
 	return op == "chat" || op == "text_completion" || op == "generate_content"
 }
 
-// sessions makes the trace's sessions of the spans: each invoke_agent
-// span's model calls (or a trace's, outside any agent) in time order,
-// what lay between them, and the blocks each prompt shares with the last
-// turn's prompt and answer.
-func (o *otelSpans) sessions(t *AgentTrace) error {
-	type key struct{ trace, id string }
-	by := map[key]*otelSpan{}
-	for i := range o.spans {
-		by[key{o.spans[i].trace, o.spans[i].id}] = &o.spans[i]
-	}
-	// agentOf is the nearest invoke_agent span above s, nil for none.
-	agentOf := func(s *otelSpan) *otelSpan {
-		for p, n := by[key{s.trace, s.parent}], 0; p != nil && n < 1000; p, n = by[key{p.trace, p.parent}], n+1 {
-			if p.op == "invoke_agent" {
-				return p
-			}
+// spanKey names a span: its trace and its id.
+type spanKey struct{ trace, id string }
+
+// otelAgent is a session of spans: an invoke_agent span (nil: a trace's
+// calls outside any agent), its model calls, tool spans and sub-agents.
+type otelAgent struct {
+	span         *otelSpan
+	calls, tools []*otelSpan
+	subs         []*otelSpan
+}
+
+// otelTree is the spans grouped by the agent each belongs to.
+type otelTree struct {
+	by     map[spanKey]*otelSpan
+	agents map[spanKey]*otelAgent
+	order  []spanKey
+	index  map[spanKey]int // a sub-agent's place among the sub-agents
+}
+
+// agentOf is the nearest invoke_agent span above s, nil for none.
+func (tr *otelTree) agentOf(s *otelSpan) *otelSpan {
+	for p, n := tr.by[spanKey{s.trace, s.parent}], 0; p != nil && n < 1000; p, n = tr.by[spanKey{p.trace, p.parent}], n+1 {
+		if p.op == "invoke_agent" {
+			return p
 		}
-		return nil
 	}
-	type agent struct {
-		span         *otelSpan // nil: a trace's calls outside any agent
-		calls, tools []*otelSpan
-		subs         []*otelSpan
+	return nil
+}
+
+func (tr *otelTree) get(k spanKey, span *otelSpan) *otelAgent {
+	a := tr.agents[k]
+	if a == nil {
+		a = &otelAgent{span: span}
+		tr.agents[k] = a
+		tr.order = append(tr.order, k)
 	}
-	agents := map[key]*agent{}
-	var order []key
-	get := func(k key, span *otelSpan) *agent {
-		a := agents[k]
-		if a == nil {
-			a = &agent{span: span}
-			agents[k] = a
-			order = append(order, k)
-		}
-		return a
-	}
-	for i := range o.spans {
-		s := &o.spans[i]
-		owner := agentOf(s)
-		k := key{s.trace, ""}
+	return a
+}
+
+// group puts each span with the agent it belongs to.
+func (tr *otelTree) group(spans []otelSpan) error {
+	for i := range spans {
+		s := &spans[i]
+		owner := tr.agentOf(s)
+		k := spanKey{s.trace, ""}
 		if owner != nil {
-			k = key{owner.trace, owner.id}
+			k = spanKey{owner.trace, owner.id}
 		}
 		switch {
 		case s.op == "invoke_agent":
-			get(key{s.trace, s.id}, s)
+			tr.get(spanKey{s.trace, s.id}, s)
 			if owner != nil {
-				get(k, owner).subs = append(get(k, owner).subs, s)
+				a := tr.get(k, owner)
+				a.subs = append(a.subs, s)
 			}
 		case calls(s.op):
 			if s.in < 1 {
 				return fmt.Errorf("%s: a %s span needs gen_ai.usage.input_tokens of 1 or more", s.line, s.op)
 			}
-			get(k, owner).calls = append(get(k, owner).calls, s)
+			a := tr.get(k, owner)
+			a.calls = append(a.calls, s)
 		case s.op == "execute_tool":
-			get(k, owner).tools = append(get(k, owner).tools, s)
+			a := tr.get(k, owner)
+			a.tools = append(a.tools, s)
 		}
 	}
-	index := map[key]int{} // a session's place among the sub-agents
-	var subs []key
-	for _, k := range order {
-		a := agents[k]
-		if a.span == nil || agentOf(a.span) == nil {
-			continue
-		}
-		if up := agentOf(a.span); agentOf(up) != nil {
-			t.Dropped++ // a sub-agent's own sub-agent
-			continue
-		}
-		index[k] = len(subs)
-		subs = append(subs, k)
-	}
-	turns := func(a *agent, scope int64) []TraceTurn {
-		byStart := func(x, y *otelSpan) int { return cmp.Compare(x.start, y.start) }
-		slices.SortStableFunc(a.calls, byStart)
-		var out []TraceTurn
-		var last []int64
-		var made int64
-		prev := 0
-		for n, c := range a.calls {
-			turn := TraceTurn{Input: c.in, Output: max(c.out, 1)}
-			turn.Hashes = grow(last, prev, c.in, scope, &made)
-			last = turn.Hashes
-			prev = c.in + c.out
-			if n+1 < len(a.calls) {
-				from, to := c.end, a.calls[n+1].start
-				for _, s := range a.subs {
-					if j, ok := index[key{s.trace, s.id}]; ok && s.start >= from && s.start < to {
-						turn.Agents = append(turn.Agents, j)
-					}
-				}
-				gap := time.Duration(max(to-from, 0))
-				switch {
-				case len(turn.Agents) > 0:
-				case slices.ContainsFunc(a.tools, func(s *otelSpan) bool { return s.start >= from && s.start < to }):
-					turn.Tool = gap
-				default:
-					turn.Think = gap
+	return nil
+}
+
+// turns are an agent's model calls in time order, each with what lay
+// between it and the next: sub-agents started then, else a tool's span
+// (the gap is the tool's), else the user's gap.
+func (tr *otelTree) turns(a *otelAgent, scope int64) []TraceTurn {
+	slices.SortStableFunc(a.calls, func(x, y *otelSpan) int { return cmp.Compare(x.start, y.start) })
+	var out []TraceTurn
+	var last []int64
+	var made int64
+	prev := 0
+	for n, c := range a.calls {
+		turn := TraceTurn{Input: c.in, Output: max(c.out, 1)}
+		turn.Hashes = grow(last, prev, c.in, scope, &made)
+		last, prev = turn.Hashes, c.in+c.out
+		if n+1 < len(a.calls) {
+			from, to := c.end, a.calls[n+1].start
+			in := func(s *otelSpan) bool { return s.start >= from && s.start < to }
+			for _, s := range a.subs {
+				if j, ok := tr.index[spanKey{s.trace, s.id}]; ok && in(s) {
+					turn.Agents = append(turn.Agents, j)
 				}
 			}
-			out = append(out, turn)
+			gap := time.Duration(max(to-from, 0))
+			switch {
+			case len(turn.Agents) > 0:
+			case slices.ContainsFunc(a.tools, in):
+				turn.Tool = gap
+			default:
+				turn.Think = gap
+			}
 		}
-		return out
+		out = append(out, turn)
 	}
-	t.BlockSize = DefaultBlockSize
-	for _, k := range order {
-		a := agents[k]
-		if _, sub := index[k]; sub || len(a.calls) == 0 || (a.span != nil && agentOf(a.span) != nil) {
+	return out
+}
+
+// sessions makes the trace's sessions of the spans: each invoke_agent
+// span's model calls (or a trace's, outside any agent) in time order,
+// what lay between them, and the blocks each prompt shares with the last
+// turn's prompt and answer. A sub-agent's own sub-agents are dropped.
+func (o *otelSpans) sessions(t *AgentTrace) error {
+	tr := &otelTree{by: map[spanKey]*otelSpan{}, agents: map[spanKey]*otelAgent{}, index: map[spanKey]int{}}
+	for i := range o.spans {
+		tr.by[spanKey{o.spans[i].trace, o.spans[i].id}] = &o.spans[i]
+	}
+	if err := tr.group(o.spans); err != nil {
+		return err
+	}
+	var subs []spanKey
+	for _, k := range tr.order {
+		a := tr.agents[k]
+		if a.span == nil || tr.agentOf(a.span) == nil {
 			continue
 		}
-		t.Sessions = append(t.Sessions, TraceSession{ID: k.trace + "/" + k.id, Turns: turns(a, int64(len(t.Sessions)+1)<<40)})
+		if tr.agentOf(tr.agentOf(a.span)) != nil {
+			t.Dropped++
+			continue
+		}
+		tr.index[k] = len(subs)
+		subs = append(subs, k)
+	}
+	t.BlockSize = DefaultBlockSize
+	for _, k := range tr.order {
+		a := tr.agents[k]
+		if len(a.calls) == 0 || (a.span != nil && tr.agentOf(a.span) != nil) {
+			continue
+		}
+		t.Sessions = append(t.Sessions, TraceSession{ID: k.trace + "/" + k.id, Turns: tr.turns(a, int64(len(t.Sessions)+1)<<40)})
 		t.Top++
 	}
 	for n, k := range subs {
-		t.subs = append(t.subs, TraceSession{ID: k.trace + "/" + k.id, Turns: turns(agents[k], int64(n+1)<<40|1<<39)})
+		t.subs = append(t.subs, TraceSession{ID: k.trace + "/" + k.id, Turns: tr.turns(tr.agents[k], int64(n+1)<<40|1<<39)})
 	}
 	return nil
 }
