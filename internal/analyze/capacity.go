@@ -187,6 +187,9 @@ func (c *Capacity) answer() string {
 			what = "cannot be told (an interval holds a limit)"
 		}
 		above = fmt.Sprintf(" (%d %s: TTFT p99 %s ms, TPOT p99 %s ms)", c.Above, what, lv.TTFT, lv.TPOT)
+		if math.IsNaN(lv.TTFT.Est) {
+			above = fmt.Sprintf(" (%d %s: no turn ended ok)", c.Above, what)
+		}
 	}
 	if c.Meets == 0 {
 		return fmt.Sprintf("no level tried meets %s%s", lim, above)
