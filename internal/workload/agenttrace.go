@@ -28,8 +28,8 @@ import (
 //     "tool_use" ended in a tool call.
 //   - "sessions": JSON Lines of turns with a session, as AIPerf's
 //     mooncake_trace takes them: {"session_id", "input_length",
-//     "output_length", "hash_ids", "delay" (ms before the turn) or
-//     "timestamp" (ms, the session's first turn)}.
+//     "output_length", "hash_ids", "delay" (ms after the last turn
+//     ended)}; timestamps are not read: sessions run -c at a time.
 //   - "otel": OpenTelemetry GenAI spans of agent runs as the OTLP JSON
 //     exporters write them ({"resourceSpans": [{"scopeSpans": [{"spans":
 //     […]}]}]}, one export a line or one in all): invoke_agent spans are
