@@ -91,3 +91,33 @@ func TestCapacitySearchFindsTheCap(t *testing.T) {
 		})
 	}
 }
+
+// The capacity search finds a TPOT-bound capacity too: a simulator whose
+// steps take a + c·B ms with no cap to speak of gives C sessions a TPOT
+// near a + c·C, so a TPOT p99 limit halfway between K's and K+1's is met
+// by K sessions and failed by K+1 (prefill, 1 µs a token, moves a step
+// by well under c/2).
+func TestCapacitySearchFindsTheTPOTBound(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(39, 9))
+	k := 3 + r.IntN(5)
+	a, c := 5+5*r.Float64(), 3+2*r.Float64()
+	profile := fmt.Sprintf(`name: tpot
+engine: vllm
+model: tpot
+max_running: 1024
+kv_tokens: 100000000
+chunked_prefill: 1000000
+decode: {linear: {a_ms: %g, c_ms: %g}}
+prefill: {fixed_ms: 0.1, per_token_us: 1}
+seed: 1
+`, a, c)
+	run := searchRun(t, profile, record.SLO{TTFTMs: 10_000, TPOTMs: a + c*(float64(k)+0.5)})
+	got := run.Capacity
+	for _, lv := range got.Levels {
+		t.Logf("C=%d %s: TPOT p99 %s (a + c·C = %.2f)", lv.Concurrency, lv.Verdict, lv.TPOT, a+c*float64(lv.Concurrency))
+	}
+	if got.Meets != k || got.Above != k+1 {
+		t.Errorf("%s; want %d to meet and %d to fail", got.Answer, k, k+1)
+	}
+}
