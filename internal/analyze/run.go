@@ -54,6 +54,8 @@ type Run struct {
 	// Sharding is set when the run was merged from its shards' files
 	// (--shard I/N): each shard's part, clock and lateness.
 	Sharding *Sharding `json:"sharding,omitempty"`
+	// Capacity is a capacity search's answer (--until-slo); nil otherwise.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -155,6 +157,9 @@ func (f *Fold) stage(i, concurrency int) *foldStage {
 	if s == nil {
 		s = &foldStage{acc: summary.NewAcc(concurrency, f.setup.SLO), timeline: newTimelineAcc()}
 		s.acc.TimerLate(time.Duration(f.setup.Load.TimerLateP99Ms * float64(time.Millisecond)))
+		if f.setup.Workload.Agent != "" {
+			s.acc.TrackSessions()
+		}
 		if f.keep {
 			s.samples = &Samples{}
 		}
@@ -276,6 +281,7 @@ func (f *Fold) Run() *Run {
 	}
 	sort.Ints(idx)
 	names := engine.MetricNames(f.setup.Server.Engine)
+	var levels []Level
 	for _, i := range idx {
 		fs := f.stages[i]
 		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples}
@@ -294,6 +300,12 @@ func (f *Fold) Run() *Run {
 		st.Timeline = fs.timeline.timeline()
 		st.Series = SeriesOf(fs.acc, fs.metrics, fs.gpu, names)
 		run.Stages = append(run.Stages, st)
+		if lim := f.setup.Load.UntilSLO; lim.Set() {
+			levels = append(levels, JudgeLevel(fs.acc.SessionSamples(), st.Concurrency, lim))
+		}
+	}
+	if lim := f.setup.Load.UntilSLO; lim.Set() {
+		run.Capacity = NewCapacity(levels, lim)
 	}
 	if !run.OpenLoop {
 		slices.SortStableFunc(run.Stages, func(a, b Stage) int { return a.Concurrency - b.Concurrency })
@@ -348,7 +360,7 @@ func (r *Run) Find(k StageKey) *Stage {
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
 	asked := Asked{IgnoreEOS: r.Setup.Workload.IgnoreEOS, Engine: r.Setup.Server.Engine, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0, Chat: slices.Contains([]string{"chat", "api-chat", "responses", "messages"}, r.Setup.Endpoint)}
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0 || r.Setup.Workload.Agent != "", Chat: slices.Contains([]string{"chat", "api-chat", "responses", "messages"}, r.Setup.Endpoint)}
 	if r.Setup.Workload.Output == "" {
 		// Only a fixed length is what every request asked for: a dataset's
 		// requests ask for its own lengths, a distribution's for its draws.

@@ -114,6 +114,9 @@ func stageLabel(p runner.Plan) string {
 
 // what is how a stage's start line says what it sends.
 func (s *sweep) what(p runner.Plan) string {
+	if _, ok := s.r.Conversations.(runner.Sessions); ok {
+		return fmt.Sprintf("%d agent sessions, turn by turn", p.Requests)
+	}
 	if s.r.Conversations != nil {
 		return fmt.Sprintf("%d conversations, turn by turn", p.Requests)
 	}

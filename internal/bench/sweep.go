@@ -46,6 +46,11 @@ type Load struct {
 	// between the last two.
 	UntilSaturated bool
 	MaxConcurrency int
+	// UntilSLO, when set, searches for the most concurrent agent
+	// sessions whose per-turn TTFT and TPOT p99 meet its limits: levels
+	// doubling from the first while they pass, then bisecting (up to
+	// MaxConcurrency); analyze.Capacity judges each.
+	UntilSLO record.SLO
 	// Think is the wait between a conversation's turns.
 	Think time.Duration
 	// Trace, when set, replaces every stage by one open loop that sends
@@ -111,6 +116,9 @@ func (l Load) level(index, c int) runner.Plan {
 	st := runner.Plan{Index: index, Concurrency: c, Requests: DefaultRequests(c), Duration: l.stageTime(), Warmup: c, Timeout: l.Timeout, Seed: l.Seed, Think: l.Think}
 	if n := l.requests(index); n > 0 || l.Duration > 0 {
 		st.Requests, st.Duration = n, l.Duration
+	} else if l.UntilSLO.Set() {
+		// A level's p99 needs all its sessions: no stage time cuts it.
+		st.Requests, st.Duration = CapacitySessions(c), 0
 	}
 	if l.Warmup >= 0 {
 		st.Warmup = l.Warmup
@@ -163,6 +171,7 @@ func (l Load) record() record.Load {
 	if l.Repeat > 1 {
 		out.Repeat = l.Repeat
 	}
+	out.UntilSLO = l.UntilSLO
 	if l.Trace != nil {
 		p := l.tracePlan()
 		out.Rate, out.Arrival, out.Trace, out.Speedup = p.Rate, "trace", l.Trace.Name, l.speedup()
@@ -234,6 +243,9 @@ func Sweep(ctx context.Context, cfg SweepConfig, env *Env) (*analyze.Run, error)
 	}
 	if cfg.Load.UntilSaturated {
 		s.saturate(ctx)
+	}
+	if cfg.Load.UntilSLO.Set() {
+		s.searchCapacity(ctx)
 	}
 	return s.finish(ctx)
 }
@@ -375,6 +387,10 @@ func workloadSetup(cfg SweepConfig) record.Workload {
 	}
 	out.Reuse = info.Source == "trace" || info.Conversations
 	out.Conversations, out.Turns, out.OwnAnswers = info.Conversations, info.Turns, info.OwnAnswers
+	out.Agent, out.CacheCeiling = info.Agent, info.Ceiling
+	if info.Source == "agent trace" {
+		out.Input, out.Output, out.InputTokens, out.OutputTokens = "agent trace", "agent trace", 0, 0
+	}
 	if info.Conversations {
 		out.ThinkS = cfg.Load.Think.Seconds()
 	}
@@ -489,6 +505,9 @@ func (s *sweep) open(ctx context.Context) error {
 	}
 	if p := s.cfg.Prompts; p != nil && p.Conversational() {
 		s.r.Conversations = p
+		if a, ok := p.Sessions(); ok {
+			s.r.Conversations = a
+		}
 	}
 	s.env.started(s.setup)
 	s.names = engine.MetricNames(s.setup.Server.Engine)

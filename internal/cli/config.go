@@ -204,6 +204,12 @@ func fromSetup(fs *flagSet, s record.Setup) error {
 	_ = fs.Set("ignore-eos", strconv.FormatBool(w.IgnoreEOS))
 	set("seed", w.Seed)
 	set("shared-prefix", w.SharedPrefix)
+	if w.Agent != "" && w.Input != "agent trace" {
+		set("agent", w.Agent) // a shape; a replayed trace's file is the user's to give
+	}
+	if u := s.Load.UntilSLO; u.Set() {
+		set("until-slo", strings.TrimPrefix(fmt.Sprintf("%s%s", limit(",ttft_p99=", u.TTFTMs), limit(",tpot_p99=", u.TPOTMs)), ","))
+	}
 	set("temperature", s.Sampling.Temperature)
 	set("gpus", s.GPUs)
 	set("gpu-type", s.GPU)
@@ -221,6 +227,14 @@ func fromSetup(fs *flagSet, s record.Setup) error {
 	}
 	fs.headersNotKept = s.Headers
 	return nil
+}
+
+// limit is key and ms as a duration, or nothing for no limit.
+func limit(key string, ms float64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s%gms", key, ms)
 }
 
 // fromLoad sets the flags of a result file's load.

@@ -292,6 +292,7 @@ type loadFlags struct {
 	targetFlags
 	traceFlags
 	convFlags
+	untilSLO
 	untilSaturated                    bool
 	maxConc                           int
 	sloTTFT, sloTPOT, sloE2E          time.Duration
@@ -403,7 +404,8 @@ func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
 	}
 	if cmd == "sweep" {
 		fs.BoolVar(&f.untilSaturated, "until-saturated", false, "keep doubling concurrency until aggregate grows less than 10% per doubling, then add a level between the last two")
-		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated tries")
+		fs.IntVar(&f.maxConc, "max-concurrency", 1024, "the highest level --until-saturated or --until-slo tries")
+		f.untilSLO.register(fs)
 	}
 	fs.Var(&f.requests, "requests", fmt.Sprintf("measured requests per stage, or one number per stage (default: max(%d, 4×C) in whole rounds of C, so p99 has %d samples; open loop: 60 s of the rate, at least %d; either way no request starts after --max-stage-time)", bench.MinRequests, bench.MinRequests, bench.MinRequests))
 	fs.DurationVar(&f.maxStage, "max-stage-time", bench.DefaultMaxStageTime, "a stage of the default size starts no request after this (0: no limit; the table marks percentiles with too few samples)")
@@ -490,7 +492,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 	f.cachePromptSet = fs.Changed("cache-prompt")
 	for _, check := range []func() error{
 		func() error { return f.vllm.apply(fs, f) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
-		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, f.checkSizes, f.checkLive,
+		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, func() error { return f.untilSLO.check(f) }, f.checkSizes, f.checkLive,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -519,7 +521,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("--temperature %v: want a number from 0 (greedy) up, e.g. 0.7", f.temperature)
 	case f.gpus < 0:
 		return usagef("--gpus %d: want the number of GPUs behind the server, or 0 for unknown", f.gpus)
-	case f.untilSaturated && f.maxConc < 1:
+	case (f.untilSaturated || f.untilSLO.spec != "") && f.maxConc < 1:
 		return usagef("--max-concurrency %d: want a level of 1 or more", f.maxConc)
 	case f.seed < 0:
 		return usagef("--seed must not be negative (0: one of the run's own)")
@@ -609,7 +611,7 @@ func (f *loadFlags) prompts(ctx context.Context) (*workload.Workload, error) {
 func (f *loadFlags) workloadWith(ctx context.Context, format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.NewContext(ctx, workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
-		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, Agent: f.shape, AgentTrace: f.replay, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -652,7 +654,7 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc, UntilSLO: f.limits,
 		Trace: f.loaded, Speedup: f.speedup, Think: f.think, Slice: f.stab.slice, Repeat: f.stab.repeat}
 }
 

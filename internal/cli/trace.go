@@ -70,6 +70,17 @@ func traceCmd(_ context.Context, cmd string, args []string, e *env) error {
 	if *block < 1 || *block > workload.MaxLength {
 		return usagef("--block-size %d: want 1 to %d tokens", *block, workload.MaxLength)
 	}
+	if workload.IsAgentTrace(pos[1]) {
+		t, err := workload.LoadAgentTrace(pos[1])
+		if err != nil {
+			return err
+		}
+		if err := t.Check(*block); err != nil {
+			return err
+		}
+		writeAgentStats(e.stdout, t.Name, t.Stats(*block))
+		return nil
+	}
 	t, err := workload.LoadTrace(pos[1])
 	if err != nil {
 		return err
@@ -96,4 +107,23 @@ func writeTraceStats(w io.Writer, name string, s workload.TraceStats) {
 	}
 	fmt.Fprintf(w, "prefix reuse (blocks of %d tokens): %d blocks, %.1f%% seen before, %.1f%% as a prefix a cache can serve; %.1f%% of input tokens (the hit rate of a prefix cache that forgets nothing)\n",
 		s.BlockSize, s.Blocks, 100*s.Reuse(), 100*s.PrefixReuse(), 100*s.TokenReuse())
+}
+
+// writeAgentStats prints an agent trace's statistics: its sessions, and
+// the prefix cache's ceiling on their prompts.
+func writeAgentStats(w io.Writer, name string, s workload.AgentTraceStats) {
+	fmt.Fprintf(w, "agent trace %s (%s): %s, %s, %s; waits after turns: %.1f s in tools, %.1f s the user's\n",
+		name, s.Format, record.Plural(s.Sessions, "session"), record.Plural(s.SubAgents, "sub-agent"), record.Plural(s.Turns, "turn"), s.ToolS, s.ThinkS)
+	if s.Dropped > 0 {
+		fmt.Fprintf(w, "%s of sub-agents not replayed (tokperf replays one level of sub-agents)\n", record.Plural(s.Dropped, "sub-agent"))
+	}
+	p := s.Prefix
+	for _, l := range []struct {
+		name string
+		d    workload.LengthStats
+	}{{"input", p.Input}, {"output", p.Output}} {
+		fmt.Fprintf(w, "%-6s tokens a turn: mean %.0f, min %d, p50 %d, p90 %d, max %d\n", l.name, l.d.Mean, l.d.Min, l.d.P50, l.d.P90, l.d.Max)
+	}
+	fmt.Fprintf(w, "prefix cache ceiling (blocks of %d tokens, every session once): %.1f%% of input tokens a prefix cache that forgets nothing could serve; %d blocks, %.1f%% as a prefix seen before\n",
+		p.BlockSize, 100*p.TokenReuse(), p.Blocks, 100*p.PrefixReuse())
 }

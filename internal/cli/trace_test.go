@@ -77,3 +77,36 @@ func TestRunTrace(t *testing.T) {
 		}
 	}
 }
+
+// trace stats reads an agent trace by its content: sessions, sub-agents,
+// turns, waits, and the prefix cache's ceiling. Session a's second turn
+// shares its first's two blocks (32 tokens), b's its first's one (16);
+// a WEKA session's hash ids are its own, so a and b share nothing: 48 of
+// 144 input tokens.
+func TestTraceStatsAgent(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "weka.jsonl")
+	trace := `{"id":"a","block_size":16,"requests":[{"t":0,"type":"s","in":32,"out":4,"hash_ids":[1,2]},` +
+		`{"t":1,"type":"subagent","requests":[{"t":1,"type":"n","in":16,"out":2,"hash_ids":[7]}]},` +
+		`{"t":3,"type":"s","in":48,"out":4,"hash_ids":[1,2,3]}]}
+{"id":"b","block_size":16,"requests":[{"t":0,"type":"s","in":16,"out":4,"hash_ids":[1],"stop":"tool_use"},{"t":2,"type":"s","in":32,"out":4,"hash_ids":[1,2],"think_time":0.5}]}
+`
+	if err := os.WriteFile(file, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errw, code := runVirtual(t, "trace", "stats", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errw)
+	}
+	for _, want := range []string{"(weka): 2 sessions, 1 sub-agent, 5 turns; waits after turns: 0.5 s in tools, 0.0 s the user's", "blocks of 16 tokens", "33.3% of input tokens"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if err := os.WriteFile(file, []byte(`{"id":"a","block_size":16,"requests":[{"t":0,"type":"s","in":16,"out":4,"hash_ids":[1,2]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errw, code = runVirtual(t, "trace", "stats", file); code == 0 || !strings.Contains(errw, `session "a" turn 1: 2 hash ids for 16 input tokens`) {
+		t.Errorf("hash ids past the prompt: exit %d, %s", code, errw)
+	}
+}

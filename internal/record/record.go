@@ -143,7 +143,16 @@ type Record struct {
 	// index in the run and the turn's, from 1 (0: not a conversation).
 	Conversation int
 	Turn         int
-	Repeat       int // which repeat of its level (--repeat), from 0
+	// Root is, for a sub-agent's turn, 1 + the Conversation of the
+	// top-level agent session it works for (0 for any other request), so
+	// a session's figures can take in its sub-agents' turns.
+	Root int
+	// ToolWait and AgentWait are what an agent session waited for after
+	// its previous turn ended and before this one was scheduled: the
+	// tool's time, and the sub-agents the previous turn forked. Neither is
+	// in the client's queue (METRICS.md §3, Agent sessions).
+	ToolWait, AgentWait time.Duration
+	Repeat              int // which repeat of its level (--repeat), from 0
 
 	Scheduled    time.Duration
 	Sent         time.Duration

@@ -137,6 +137,13 @@ type Workload struct {
 	Turns         int     `json:"turns,omitempty"`
 	ThinkS        float64 `json:"think_s,omitempty"`
 	OwnAnswers    bool    `json:"own_answers,omitempty"`
+	// Agent is the shape of generated agent sessions (--agent), as
+	// workload.ParseAgent reads it; Conversations is then set too.
+	Agent string `json:"agent,omitempty"`
+	// CacheCeiling is an agent trace's prefix cache ceiling: the share
+	// of its prompt tokens a prefix cache that forgets nothing could
+	// serve, from its hash ids (every session once).
+	CacheCeiling float64 `json:"prefix_cache_ceiling,omitempty"`
 	// Prompts describes where prompts came from when not the fixed word
 	// list: synthetic prose, a corpus or a dataset, the length
 	// distributions, and whether a tokenizer counted them or they are
@@ -177,6 +184,10 @@ type Load struct {
 	SliceS float64 `json:"slice_s,omitempty"`
 	// Repeat is how many times each stage ran (--repeat); 0 or 1: once.
 	Repeat int `json:"repeat,omitempty"`
+	// UntilSLO are a capacity search's limits on the p99 of agent
+	// sessions' per-turn TTFT and TPOT (--until-slo): its levels are
+	// judged against them (METRICS.md §3, Capacity under an SLO).
+	UntilSLO SLO `json:"until_slo,omitzero"`
 }
 
 // Sampling is the sampling parameters sent.

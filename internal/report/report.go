@@ -348,12 +348,14 @@ func Describe(s record.Setup) string {
 		prompts = "the dataset's prompts"
 	case "trace":
 		prompts = "the trace's prompts at its timestamps"
+	case "agent trace":
+		prompts = "the agent trace's prompts, turn by turn"
 	}
 	outputs := "up to " + out + " output tokens"
 	switch out {
 	case "dataset":
 		outputs = "output tokens as the dataset asks"
-	case "trace":
+	case "trace", "agent trace":
 		outputs = "output tokens as the trace asks"
 	}
 	fmt.Fprintf(&b, "\nworkload: %s, %s, %s, temperature %g", prompts, outputs, eos, s.Sampling.Temperature)
@@ -429,6 +431,7 @@ func Text(w io.Writer, r *analyze.Run) {
 	}
 	readings(w, r, stages)
 	judgements(w, r.Warnings, r.Verdict)
+	Capacity(w, r.Capacity)
 	TwinChecked(w, r.Twin)
 }
 
@@ -550,6 +553,7 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		}
 	}
 	Turns(w, stages)
+	Sessions(w, stages, r.Setup.Workload.CacheCeiling)
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))

@@ -138,6 +138,9 @@ type line struct {
 	Warmup       bool                 `json:"warmup,omitempty"`
 	Conversation int                  `json:"conversation,omitempty"`
 	Turn         int                  `json:"turn,omitempty"`
+	Root         int                  `json:"root,omitempty"`
+	ToolWaitNs   int64                `json:"tool_wait_ns,omitempty"`
+	AgentWaitNs  int64                `json:"agent_wait_ns,omitempty"`
 	Repeat       int                  `json:"repeat,omitempty"`
 	Scheduled    int64                `json:"scheduled_ns"`
 	Sent         int64                `json:"sent_ns"`
@@ -275,6 +278,7 @@ func unopt(p *int64) time.Duration {
 func toLine(r *record.Record) line {
 	l := line{
 		Type: "request", ID: r.ID, Stage: r.Stage, Concurrency: r.Concurrency, Rate: r.Rate, Warmup: r.Warmup, Conversation: r.Conversation, Turn: r.Turn, Repeat: r.Repeat,
+		Root: r.Root, ToolWaitNs: int64(r.ToolWait), AgentWaitNs: int64(r.AgentWait),
 		Scheduled: int64(r.Scheduled), Sent: int64(r.Sent), FirstByte: opt(r.FirstByte), FirstToken: opt(r.FirstToken),
 		FirstContent: opt(r.FirstContent), LastToken: opt(r.LastToken), Done: int64(r.Done),
 		Chunks: make([][2]int64, len(r.Chunks)), OutputTokens: r.OutputTokens, OutputSource: string(r.OutputSource),
@@ -295,6 +299,7 @@ func toLine(r *record.Record) line {
 func (l *line) record() record.Record {
 	r := record.Record{
 		ID: l.ID, Stage: l.Stage, Concurrency: l.Concurrency, Rate: l.Rate, Warmup: l.Warmup, Conversation: l.Conversation, Turn: l.Turn, Repeat: l.Repeat,
+		Root: l.Root, ToolWait: time.Duration(l.ToolWaitNs), AgentWait: time.Duration(l.AgentWaitNs),
 		Scheduled: time.Duration(l.Scheduled), Sent: time.Duration(l.Sent), FirstByte: unopt(l.FirstByte),
 		FirstToken: unopt(l.FirstToken), FirstContent: unopt(l.FirstContent), LastToken: unopt(l.LastToken),
 		Done: time.Duration(l.Done), OutputTokens: l.OutputTokens, OutputSource: record.TokenSource(l.OutputSource),
@@ -736,6 +741,7 @@ func (l *line) check() error {
 		{"retry_after_ns", l.RetryAfterNs}, {"backoff_ns", l.BackoffNs},
 		{"output_tokens", int64(l.OutputTokens)}, {"prompt_tokens", int64(l.PromptTokens)}, {"cached_tokens", int64(l.CachedTokens)},
 		{"reasoning_tokens", int64(l.Reasoning)}, {"conversation", int64(l.Conversation)}, {"turn", int64(l.Turn)}, {"repeat", int64(l.Repeat)},
+		{"root", int64(l.Root)}, {"tool_wait_ns", l.ToolWaitNs}, {"agent_wait_ns", l.AgentWaitNs},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s: %d is negative", f.name, f.v)
@@ -756,7 +762,7 @@ func (l *line) check() error {
 		v    *int64
 	}{
 		{"scheduled_ns", &l.Scheduled}, {"sent_ns", &l.Sent}, {"done_ns", &l.Done}, {"connect_ns", &l.ConnectNs},
-		{"retry_after_ns", &l.RetryAfterNs}, {"backoff_ns", &l.BackoffNs},
+		{"retry_after_ns", &l.RetryAfterNs}, {"backoff_ns", &l.BackoffNs}, {"tool_wait_ns", &l.ToolWaitNs}, {"agent_wait_ns", &l.AgentWaitNs},
 		{"first_byte_ns", l.FirstByte}, {"first_token_ns", l.FirstToken}, {"first_content_ns", l.FirstContent}, {"last_token_ns", l.LastToken},
 	} {
 		if f.v != nil && *f.v > int64(MaxOffset) {

@@ -266,6 +266,10 @@ func (r *Runner) closed(ctx context.Context, st Plan, c, n int, d time.Duration,
 	if c <= 0 {
 		c = 1
 	}
+	if a, ok := r.Conversations.(Sessions); ok {
+		r.agents(ctx, st, a, c, n, d, warmup, emit)
+		return
+	}
 	if r.Conversations != nil {
 		r.talk(ctx, st, c, n, d, warmup, emit)
 		return

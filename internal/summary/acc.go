@@ -40,6 +40,8 @@ type Acc struct {
 	sent, done []time.Duration
 	// turns gathers a conversation's requests by turn (index turn-1).
 	turns []turnAcc
+	// sessions gathers agent sessions, when tracked (TrackSessions).
+	sessions *sessionsAcc
 
 	// blocks hold every measured request's chunks: a header
 	// uvarint(chunks<<1 | ok), then per chunk zigzag(Δat)<<1 | (tokens≠1)
@@ -102,8 +104,8 @@ func (a *Acc) Add(r *record.Record) {
 	if r.Rate > 0 && q > a.late {
 		s.Late++
 	}
-	ok := r.Status == record.StatusOK
-	a.encode(r, ok)
+	a.encode(r, r.Status == record.StatusOK)
+	a.session(r)
 	switch r.Status {
 	case record.StatusOK:
 	case record.StatusCancelled:
@@ -348,6 +350,7 @@ func (a *Acc) Stage() Stage {
 	s.ServerDecodeTokS, s.ServerE2E = d.srvDecode, d.srvE2E
 	s.ICL, s.ITL = d.icl, d.itl
 	s.Turns = a.turnFigures()
+	s.Sessions = a.sessions.figures()
 	return s
 }
 

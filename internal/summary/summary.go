@@ -124,6 +124,8 @@ type Stage struct {
 	// Turns are a multi-turn stage's figures by turn (METRICS.md §2):
 	// the first turn of every conversation, the second, and so on.
 	Turns []Turn `json:"turns,omitempty"`
+	// Sessions are an agent stage's session figures (METRICS.md §3).
+	Sessions *Sessions `json:"sessions,omitempty"`
 
 	// Token sources over ok requests, for the warnings.
 	OutputSources map[record.TokenSource]int `json:"output_sources"`

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,13 @@ type Options struct {
 	Turns         int
 	Conversations bool
 	OwnAnswers    bool
+	// Agent, when set, makes generated requests agent sessions of its
+	// shape (agent.go): Input is a user message's length, Output a turn's.
+	// AgentTrace, when set, replays its sessions instead (agentreplay.go),
+	// prompts built of blocks of BlockSize tokens (the trace's own when it
+	// gives one).
+	Agent      *Agent
+	AgentTrace *AgentTrace
 	// Tokenizer, when set, makes generated prompts exactly their sampled
 	// length and counts dataset prompts; without one lengths are estimated
 	// (EstimateTokens) and each request says so (record.SourceEstimate).
@@ -117,6 +125,9 @@ func NewContext(ctx context.Context, o Options) (*Workload, error) {
 	switch {
 	case o.Trace != nil && (o.Dataset != "" || o.Corpus != ""):
 		return nil, errors.New("a workload takes a trace, a dataset or a corpus, not two")
+	case o.AgentTrace != nil:
+		w.block = cmp.Or(o.AgentTrace.BlockSize, o.BlockSize, DefaultBlockSize)
+		return w, nil
 	case o.Trace != nil:
 		w.trace, w.block = o.Trace, o.BlockSize
 		if w.block == 0 {
@@ -420,8 +431,14 @@ type Info struct {
 	Turns         int
 	Conversations bool
 	OwnAnswers    bool
-	Usable        int            // dataset records that passed the filter
-	Skipped       map[string]int // dataset records left out, by reason
+	// Agent is the generated agent sessions' shape (ParseAgent), or an
+	// agent trace's format; "" for neither.
+	Agent string
+	// Ceiling is an agent trace's prefix cache ceiling: the share of its
+	// prompt tokens a cache that forgets nothing could serve.
+	Ceiling float64
+	Usable  int            // dataset records that passed the filter
+	Skipped map[string]int // dataset records left out, by reason
 	// Distinct counts a dataset's different prompts among its requests,
 	// and PromptLengths and OutputLengths say how long they and the
 	// lengths the file asks for are (quantiles of tokens), for a verdict
@@ -441,6 +458,14 @@ func (w *Workload) Info() Info {
 		in.Conversations = true
 		if w.data == nil {
 			in.Turns = w.o.Turns
+		}
+		if w.o.Agent != nil {
+			in.Agent, in.Turns = w.o.Agent.String(), 0
+		}
+		if t := w.o.AgentTrace; t != nil {
+			in.Source, in.Agent, in.Turns, in.File, in.BlockSize, in.Requests = "agent trace", t.Format, 0, t.Name, w.block, t.Top
+			in.Input, in.Output = "", ""
+			in.Ceiling = t.Stats(w.block).Prefix.TokenReuse()
 		}
 	}
 	if t := w.o.Tokenizer; t != nil {
@@ -462,6 +487,7 @@ func (w *Workload) Info() Info {
 		}
 	case w.corpus != nil:
 		in.Source, in.File = "corpus", w.o.Corpus
+	case w.o.AgentTrace != nil:
 	default:
 		in.Source = "synthetic"
 	}
@@ -524,6 +550,9 @@ func (in Info) String() string {
 		default:
 			fmt.Fprintf(&b, ", output as the dataset says, else %s tokens", in.Output)
 		}
+	case "agent trace":
+		fmt.Fprintf(&b, "agent trace %s (%s): %s replayed turn by turn with the trace's lengths and waits, prompts of blocks of %d tokens (one text a hash id)", in.File, in.Agent, record.Plural(in.Requests, "session"), in.BlockSize)
+		return b.String() + fmt.Sprintf(", seed %d", in.Seed)
 	case "trace":
 		fmt.Fprintf(&b, "trace %s: %s at their timestamps, prompts of blocks of %d tokens (one text a hash id), output as the trace says", in.File, record.Plural(in.Requests, "request"), in.BlockSize)
 	case "corpus":
@@ -554,7 +583,11 @@ func (in Info) String() string {
 		if in.OwnAnswers {
 			history = "the server's own answers"
 		}
-		fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
+		if in.Agent != "" {
+			fmt.Fprintf(&b, ", as agent sessions (%s; the history growing with %s, tool calls and their results)", in.Agent, history)
+		} else {
+			fmt.Fprintf(&b, ", as conversations (%s, the history growing with %s)", turns, history)
+		}
 	}
 	if in.Tokenizer != "" {
 		fmt.Fprintf(&b, ", lengths by tokenizer %s", in.Tokenizer)

@@ -12,12 +12,17 @@ const streamReply = 1 << 60
 // Conversational says whether requests are conversations, sent turn by
 // turn (Options.Turns, Options.Conversations).
 func (w *Workload) Conversational() bool {
-	return (w.o.Turns > 0 && w.data == nil && w.trace == nil) || (w.o.Conversations && w.data != nil)
+	generated := w.data == nil && w.trace == nil
+	return ((w.o.Turns > 0 || w.o.Agent != nil || w.o.AgentTrace != nil) && generated) || (w.o.Conversations && w.data != nil)
 }
 
 // Turns is the number of turns of conversation c: Options.Turns, or a
-// dataset conversation's user messages (at least one).
+// dataset conversation's user messages (at least one), or an agent
+// session's own turns.
 func (w *Workload) Turns(c int) int {
+	if w.o.Agent != nil || w.o.AgentTrace != nil {
+		return w.agentTurns(c)
+	}
 	if w.data == nil {
 		return max(w.o.Turns, 1)
 	}
@@ -59,6 +64,9 @@ func turnIndex(c, k int) int { return c<<10 | k&1023 }
 func (w *Workload) Turn(c, k int, answers []string) record.Request {
 	if !w.o.OwnAnswers {
 		answers = nil
+	}
+	if w.o.Agent != nil || w.o.AgentTrace != nil {
+		return w.agentTurn(c, k, answers)
 	}
 	req := record.Request{IgnoreEOS: w.o.IgnoreEOS, Temperature: w.o.Temperature, PromptSource: w.source(),
 		MaxTokens: w.o.Output.At(w.seed^streamOutput, turnIndex(c, k))}

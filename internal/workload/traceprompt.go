@@ -25,7 +25,12 @@ func (w *Workload) BlockSize() int { return w.block }
 // one a block is BlockSize words of the fixed word list, one token a word
 // on the simulator, and the count is marked an estimate.
 func (w *Workload) traced(i int, req record.Request) record.Request {
-	r := w.trace.Requests[i%len(w.trace.Requests)]
+	return w.blocked(i, w.trace.Requests[i%len(w.trace.Requests)], req)
+}
+
+// blocked is req with r's prompt, built of its blocks, and r's output;
+// i makes the part of its own.
+func (w *Workload) blocked(i int, r TraceRequest, req record.Request) record.Request {
 	req.MaxTokens = r.Output
 	var b strings.Builder
 	left := r.Input
