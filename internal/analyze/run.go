@@ -54,6 +54,10 @@ type Run struct {
 	// Sharding is set when the run was merged from its shards' files
 	// (--shard I/N): each shard's part, clock and lateness.
 	Sharding *Sharding `json:"sharding,omitempty"`
+	// Shape is what the run's preset (--preset) makes of its figures:
+	// InferenceX's per-level figures, MLPerf's Server verdict; nil
+	// without one.
+	Shape *Shape `json:"preset,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -312,6 +316,7 @@ func (f *Fold) Run() *Run {
 		run.Verdict = &v
 	}
 	run.gate()
+	run.Shape = shapeOf(run)
 	return run
 }
 

@@ -122,6 +122,36 @@ func (w *waitReady) Set(s string) error {
 	return nil
 }
 
+// warmups is --warmup: N requests a stage, or K rounds at the stage's
+// concurrency, KxC (InferenceX's 2xC), kept as -K (-1: one round).
+type warmups int
+
+func (w *warmups) String() string {
+	if *w < -1 {
+		return fmt.Sprintf("%dxC", -*w)
+	}
+	return strconv.Itoa(int(*w))
+}
+
+func (w *warmups) Type() string { return "N|KxC" }
+
+func (w *warmups) Set(s string) error {
+	if k, ok := strings.CutSuffix(strings.ToLower(s), "xc"); ok {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want K rounds at the stage's concurrency as KxC, e.g. 2xC", s)
+		}
+		*w = warmups(-n)
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q: want a number of requests, -1 (one round) or KxC (K rounds), e.g. 2xC", s)
+	}
+	*w = warmups(n) // -K, as a result file keeps K rounds
+	return nil
+}
+
 // lengths is a token length or a distribution of them (workload.ParseLengths).
 type lengths struct {
 	spec string
@@ -305,7 +335,7 @@ type loadFlags struct {
 	tokenizer                         string
 	quiet                             bool               // no live progress
 	tok                               workload.Tokenizer // loaded from tokenizer by prompts
-	warmup                            int
+	warmup                            warmups
 	duration, timeout                 time.Duration
 	ignoreEOS                         bool
 	maxErrorRate                      float64
@@ -320,12 +350,17 @@ type loadFlags struct {
 	vllm                              vllmFlags
 	force                             bool // -o may replace a file already there
 	live                              string
-	liveOut                           *bench.Output // --live, read by check
+	liveOut                           *bench.Output  // --live, read by check
+	preset                            string         // --preset NAME[:ARG]
+	shape                             *record.Preset // what the preset set, for the header
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.group("Configuration")
 	registerConfig(fs, &f.config)
+	if cmd == "run" || cmd == "sweep" {
+		registerPreset(fs, &f.preset)
+	}
 	f.targetFlags.register(fs)
 	f.registerTransport(fs)
 	f.registerLoad(fs, cmd)
@@ -406,7 +441,8 @@ func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
 	fs.Var(&f.requests, "requests", fmt.Sprintf("measured requests per stage, or one number per stage (default: max(%d, 4×C) in whole rounds of C, so p99 has %d samples; open loop: 60 s of the rate, at least %d; either way no request starts after --max-stage-time)", bench.MinRequests, bench.MinRequests, bench.MinRequests))
 	fs.DurationVar(&f.maxStage, "max-stage-time", bench.DefaultMaxStageTime, "a stage of the default size starts no request after this (0: no limit; the table marks percentiles with too few samples)")
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
-	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
+	f.warmup = -1
+	fs.Var(&f.warmup, "warmup", "warm-up requests per stage, excluded from figures: N, or KxC, K rounds at the stage's concurrency (-1: one round)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
 	if cmd == "run" || cmd == "sweep" {
 		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
@@ -484,6 +520,9 @@ func (f *loadFlags) check(fs *flagSet) error {
 	if err := applyConfig(fs, f.config); err != nil {
 		return err
 	}
+	if err := f.applyPreset(fs); err != nil {
+		return err
+	}
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
 	for _, check := range []func() error{
@@ -523,8 +562,6 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("--seed must not be negative (0: one of the run's own)")
 	case !(f.maxErrorRate >= 0 && f.maxErrorRate <= 1):
 		return usagef("--max-error-rate %g: want a share from 0 to 1, e.g. 0.01", f.maxErrorRate)
-	case f.warmup < -1:
-		return usagef("--warmup must be -1 (one round), 0 or more")
 	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
 		return usagef("with --rate, -c is one cap on requests in flight, not a list")
 	case f.untilSaturated && len(f.rates) > 0:
@@ -650,7 +687,7 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
+		Duration: f.duration, Warmup: int(f.warmup), Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc,
 		Trace: f.loaded, Speedup: f.speedup, Think: f.think, Slice: f.stab.slice, Repeat: f.stab.repeat}
 }
 

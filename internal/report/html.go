@@ -515,6 +515,9 @@ func (p *page) html() string {
 			}
 			fmt.Fprintf(&b, "<li><b>%sverdict: %s</b></li>\n", text(prefix(len(p.runs), n.name)), text(v.Text))
 		}
+		for _, l := range ShapeLines(n.run) {
+			fmt.Fprintf(&b, "<li><b>%s%s</b></li>\n", text(prefix(len(p.runs), n.name)), text(l))
+		}
 	}
 	if count == 0 {
 		b.WriteString("<li>no warnings</li>\n")
