@@ -69,7 +69,7 @@ func shapeOf(r *Run) *Shape {
 		all := flaws(r)
 		for _, s := range r.Stages {
 			b := basis(all, []string{Label(s.Stage)}, FlawStarved, FlawLag, FlawKernel)
-			sh.Verdicts = append(sh.Verdicts, judgeP99(s.Stage, r.Setup, b))
+			sh.Verdicts = append(sh.Verdicts, judgeP99(s.Stage, r.Setup, b, r.Integrity.Interrupted))
 		}
 	}
 	return sh
@@ -89,9 +89,10 @@ func shapeLevel(s summary.Stage, gpus int) ShapeLevel {
 
 // judgeP99 judges one stage on the setup's SLO at p99: it fails when a
 // request failed (the scenario counts every query) or a p99 is over its
-// limit, and is not judged when the stage ran shorter than the preset's
-// minimum, has fewer than 100 ok requests, or was not measured validly.
-func judgeP99(s summary.Stage, setup record.Setup, b *Basis) LimitVerdict {
+// limit, and is not judged when the stage was asked to run shorter than
+// the preset's minimum or was interrupted, has fewer than 100 ok
+// requests, or was not measured validly.
+func judgeP99(s summary.Stage, setup record.Setup, b *Basis, interrupted bool) LimitVerdict {
 	slo := setup.SLO
 	v := LimitVerdict{Stage: Label(s), TTFTP99Ms: s.TTFT.P99, TPOTP99Ms: s.TPOT.P99, TTFTMaxMs: slo.TTFTMs, TPOTMaxMs: slo.TPOTMs, Requests: s.Requests}
 	if !b.Judged() {
@@ -106,8 +107,8 @@ func judgeP99(s summary.Stage, setup record.Setup, b *Basis) LimitVerdict {
 		v.Kind, v.Text = LimitNotJudged, NotJudged(b.Withheld)
 	case minS > 0 && setup.Load.DurationS < minS:
 		v.Kind, v.Text = LimitNotJudged, NotJudged(fmt.Sprintf("the stage was asked to last %gs; the scenario needs at least %gs", setup.Load.DurationS, minS))
-	case minS > 0 && s.WallS < minS:
-		v.Kind, v.Text = LimitNotJudged, NotJudged(fmt.Sprintf("the stage lasted %.0fs; the scenario needs at least %gs", s.WallS, minS))
+	case minS > 0 && interrupted:
+		v.Kind, v.Text = LimitNotJudged, NotJudged(fmt.Sprintf("the run was interrupted after %.0fs; the scenario needs at least %gs", s.WallS, minS))
 	case s.OK < limitSamples:
 		v.Kind, v.Text = LimitNotJudged, NotJudged(fmt.Sprintf("%s finished ok; a p99 needs %d", record.Plural(s.OK, "request"), limitSamples))
 	case failed > 0:

@@ -89,12 +89,13 @@ func inferencex(arg string, f *loadFlags, fs *flagSet) ([]setting, error) {
 	if top < 4 {
 		return nil, fmt.Errorf("--max-concurrency %d: InferenceX doubles concurrency from 4, so want 4 or more", top)
 	}
-	var levels ints
+	var own ints
 	for c := 4; c <= top; c *= 2 {
-		levels = append(levels, c)
+		own = append(own, c)
 	}
+	levels := own
 	if fs.Changed("concurrency") {
-		levels = f.conc
+		levels = f.conc // 10×C prompts at the user's levels
 	}
 	var prompts []string
 	for _, c := range levels {
@@ -103,7 +104,7 @@ func inferencex(arg string, f *loadFlags, fs *flagSet) ([]setting, error) {
 	uniform := func(n int) string { return fmt.Sprintf("%d-%d", n*8/10, n) }
 	return []setting{
 		{"input-tokens", uniform(pair[0])}, {"output-tokens", uniform(pair[1])}, {"ignore-eos", "true"},
-		{"endpoint", "completions"}, {"concurrency", levels.String()}, {"requests", strings.Join(prompts, ",")},
+		{"endpoint", "completions"}, {"concurrency", own.String()}, {"requests", strings.Join(prompts, ",")},
 		{"warmup", "2xC"},
 	}, nil
 }
