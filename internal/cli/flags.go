@@ -520,13 +520,10 @@ func (f *loadFlags) check(fs *flagSet) error {
 	if err := applyConfig(fs, f.config); err != nil {
 		return err
 	}
-	if err := f.applyPreset(fs); err != nil {
-		return err
-	}
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
 	for _, check := range []func() error{
-		func() error { return f.vllm.apply(fs, f) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
+		func() error { return f.vllm.apply(fs, f) }, func() error { return f.applyPreset(fs) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
 		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, f.checkSizes, f.checkLive,
 	} {
 		if err := check(); err != nil {

@@ -263,13 +263,14 @@ func (f *loadFlags) applyPreset(fs *flagSet) error {
 	rec := &record.Preset{Name: name, Source: p.source, Judge: p.judge, MinDurationS: p.minDuration.Seconds(), Figures: p.figures}
 	for _, s := range settings {
 		flag := fs.Lookup(s.flag)
+		given := fs.Changed(s.flag) || fs.Changed(vllmGives[s.flag])
 		switch {
 		case flag == nil:
 			continue // not a flag of this command
-		case fs.Changed(s.flag) && flag.Value.String() != s.value:
+		case given && flag.Value.String() != s.value:
 			rec.Kept = append(rec.Kept, fmt.Sprintf("--%s %s (preset: %s)", s.flag, flag.Value, s.value))
 			continue
-		case !fs.Changed(s.flag):
+		case !given:
 			if err := fs.Set(s.flag, s.value); err != nil {
 				return fmt.Errorf("--preset %s sets --%s %s: %w", name, s.flag, s.value, err)
 			}
@@ -277,8 +278,14 @@ func (f *loadFlags) applyPreset(fs *flagSet) error {
 		rec.Set = append(rec.Set, "--"+s.flag+" "+s.value)
 	}
 	f.shape = rec
+	f.concSet = f.concSet || fs.Changed("concurrency")
 	return nil
 }
+
+// vllmGives are tokperf's flags that vLLM's translated flags set
+// (vllmFlags.apply, which runs first): given under vLLM's name, they are
+// the user's, and win over a preset's.
+var vllmGives = map[string]string{"endpoint": "backend", "rate": "request-rate"}
 
 // presetsHelp is tokperf help presets: each preset, what it sets and
 // where its figures come from.

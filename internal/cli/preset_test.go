@@ -68,6 +68,22 @@ func TestPresetSetsItsFlags(t *testing.T) {
 				}
 				return ""
 			}},
+		{"vLLM's flags are the user's too", "sweep", []string{"--preset", "inferencex:1k1k", "--backend", "openai-chat", "--max-concurrency", "8"},
+			[]string{"--concurrency 4,8", "--requests 40,80"}, []string{"--endpoint chat (preset: completions)"},
+			func(f *loadFlags) string {
+				if f.endpoint != "chat" || !slices.Equal(f.conc, ints{4, 8}) {
+					return fmt.Sprintf("endpoint %s, c %v", f.endpoint, f.conc)
+				}
+				return ""
+			}},
+		{"mlperf at vLLM's --request-rate", "run", []string{"--preset", "mlperf-server:llama2-70b", "--request-rate", "3"},
+			[]string{"--arrival poisson", "--slo-tpot 200ms"}, nil,
+			func(f *loadFlags) string {
+				if !slices.Equal(f.rates, floats{3}) {
+					return fmt.Sprintf("rates %v", f.rates)
+				}
+				return ""
+			}},
 		{"mlperf llama2-70b", "run", []string{"--preset", "mlperf-server:llama2-70b", "--rate", "3"},
 			[]string{"--arrival poisson", "--seed 2085463073848966840", "--duration 10m0s", "--slo-ttft 2s", "--slo-tpot 200ms"}, nil,
 			func(f *loadFlags) string {
