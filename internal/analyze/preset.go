@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/tokperf/tokperf/internal/record"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -69,7 +71,7 @@ func shapeOf(r *Run) *Shape {
 		all := flaws(r)
 		for _, s := range r.Stages {
 			b := basis(all, []string{Label(s.Stage)}, FlawStarved, FlawLag, FlawKernel)
-			sh.Verdicts = append(sh.Verdicts, judgeP99(s.Stage, r.Setup, b, r.Integrity.Interrupted))
+			sh.Verdicts = append(sh.Verdicts, judgeP99(s, r.Setup, b, r.Integrity.Interrupted))
 		}
 	}
 	return sh
@@ -92,9 +94,10 @@ func shapeLevel(s summary.Stage, gpus int) ShapeLevel {
 // limit, and is not judged when the stage was asked to run shorter than
 // the preset's minimum or was interrupted, has fewer than 100 ok
 // requests, or was not measured validly.
-func judgeP99(s summary.Stage, setup record.Setup, b *Basis, interrupted bool) LimitVerdict {
-	slo := setup.SLO
-	v := LimitVerdict{Stage: Label(s), TTFTP99Ms: s.TTFT.P99, TPOTP99Ms: s.TPOT.P99, TTFTMaxMs: slo.TTFTMs, TPOTMaxMs: slo.TPOTMs, Requests: s.Requests}
+func judgeP99(st Stage, setup record.Setup, b *Basis, interrupted bool) LimitVerdict {
+	slo, s := setup.SLO, st.Stage
+	ttft, tpot := st.limit.p99()
+	v := LimitVerdict{Stage: Label(s), TTFTP99Ms: ttft, TPOTP99Ms: tpot, TTFTMaxMs: slo.TTFTMs, TPOTMaxMs: slo.TPOTMs, Requests: s.Requests}
 	if !b.Judged() {
 		v.Basis = b
 	}
@@ -115,13 +118,49 @@ func judgeP99(s summary.Stage, setup record.Setup, b *Basis, interrupted bool) L
 		v.Kind, v.Text = LimitFail, fmt.Sprintf("FAIL: %d of %s failed (every query must complete)", failed, record.Plural(s.Requests, "request"))
 	default:
 		v.Kind = LimitPass
-		if over(s.TTFT.P99, slo.TTFTMs) || over(s.TPOT.P99, slo.TPOTMs) {
+		if over(ttft, slo.TTFTMs) || over(tpot, slo.TPOTMs) {
 			v.Kind = LimitFail
 		}
 		v.Text = fmt.Sprintf("%s: p99 TTFT %s, p99 TPOT %s, over %s", map[string]string{LimitPass: "PASS", LimitFail: "FAIL"}[v.Kind],
-			against(s.TTFT.P99, slo.TTFTMs), against(s.TPOT.P99, slo.TPOTMs), record.Plural(s.OK, "measured request"))
+			against(ttft, slo.TTFTMs), against(tpot, slo.TPOTMs), record.Plural(s.OK, "measured request"))
 	}
 	return v
+}
+
+// limitAcc keeps the TTFT and TPOT (ms) of a judged stage's measured ok
+// requests, for the p99 as MLPerf's loadgen takes it (results.cc): the
+// sorted values' element floor(n × 0.99), one rank above tokperf's
+// nearest-rank p99 when 0.99·n is whole.
+type limitAcc struct{ ttft, tpot []float64 }
+
+func (a *limitAcc) add(r *record.Record) {
+	if a == nil || !r.OK() {
+		return
+	}
+	if d, ok := r.TTFT(); ok {
+		a.ttft = append(a.ttft, record.Ms(d))
+	}
+	if t, ok := r.TPOT(); ok {
+		a.tpot = append(a.tpot, t)
+	}
+}
+
+// p99 is each figure's p99 by MLPerf's rank; NaN with no samples.
+func (a *limitAcc) p99() (ttft, tpot float64) {
+	if a == nil {
+		return math.NaN(), math.NaN()
+	}
+	return mlperfP99(a.ttft), mlperfP99(a.tpot)
+}
+
+// mlperfP99 is loadgen's percentile: sorted[size_t(n × 0.99)].
+func mlperfP99(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(int(float64(len(s))*0.99), len(s)-1)]
 }
 
 // over says a p99 is over its limit (0: none).

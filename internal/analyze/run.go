@@ -95,6 +95,8 @@ type Stage struct {
 	Series   *Series   `json:"-"`
 	// samples are the per-request values comparisons test (KeepSamples).
 	samples *Samples
+	// limit holds the TTFT and TPOT a judging preset reads (preset.go).
+	limit *limitAcc
 }
 
 // Samples are the per-request values an A/B test needs of a stage: output
@@ -144,6 +146,7 @@ type foldStage struct {
 	metrics  []record.ServerSample
 	gpu      []record.GPUSample
 	host     *record.Host
+	limit    *limitAcc // a judging preset's samples (preset.go)
 }
 
 // NewFold starts the fold of a run with setup, from file (empty for none).
@@ -161,6 +164,9 @@ func (f *Fold) stage(i, concurrency int) *foldStage {
 		s.acc.TimerLate(time.Duration(f.setup.Load.TimerLateP99Ms * float64(time.Millisecond)))
 		if f.keep {
 			s.samples = &Samples{}
+		}
+		if p := f.setup.Preset; p != nil && p.Judge == "p99" {
+			s.limit = &limitAcc{}
 		}
 		f.stages[i] = s
 	}
@@ -183,6 +189,7 @@ func (f *Fold) Add(r *record.Record) {
 	s.acc.Add(r)
 	if !r.Warmup {
 		s.timeline.add(r)
+		s.limit.add(r)
 	}
 	if s.samples == nil || r.Warmup || !r.OK() {
 		return
@@ -282,7 +289,7 @@ func (f *Fold) Run() *Run {
 	names := engine.MetricNames(f.setup.Server.Engine)
 	for _, i := range idx {
 		fs := f.stages[i]
-		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples}
+		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples, limit: fs.limit}
 		st.Index = i
 		if st.Requests == 0 {
 			continue // only warm-up finished
