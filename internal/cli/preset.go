@@ -82,6 +82,9 @@ const inferencexTop = 64
 // --ignore-eos and --backend vllm (completions), at each level.
 func inferencex(arg string, f *loadFlags, fs *flagSet) ([]setting, error) {
 	pair := inferencexPairs[arg]
+	if fs.Lookup("max-concurrency") == nil && !fs.Changed("concurrency") {
+		return nil, fmt.Errorf("run measures one level: give it with -c (InferenceX's levels double from 4 to %d: tokperf sweep --preset inferencex)", inferencexTop)
+	}
 	top := inferencexTop
 	if fs.Changed("max-concurrency") {
 		top = f.maxConc

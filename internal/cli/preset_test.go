@@ -160,9 +160,16 @@ func TestPresetErrors(t *testing.T) {
 		})
 	}
 	// Through the command: exit 2 and the message on stderr.
-	_, errw, code := runCLI(t, "run", "--preset", "mlperf-server:llama4", "--rate", "1")
-	if code != exitUsage || !strings.Contains(errw, `no model "llama4"`) {
-		t.Errorf("exit %d, stderr %q", code, errw)
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"run", "--preset", "mlperf-server:llama4", "--rate", "1"}, []string{`no model "llama4"`}},
+		{[]string{"run", "--preset", "inferencex"}, []string{"run measures one level: give it with -c", "tokperf sweep --preset inferencex"}},
+	} {
+		_, errw, code := runCLI(t, tc.args...)
+		for _, w := range tc.want {
+			if code != exitUsage || !strings.Contains(errw, w) {
+				t.Errorf("%v: exit %d, stderr %q lacks %q", tc.args, code, errw, w)
+			}
+		}
 	}
 }
 
