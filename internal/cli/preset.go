@@ -112,6 +112,7 @@ func inferencex(arg string, f *loadFlags, fs *flagSet) ([]setting, error) {
 	}, nil
 }
 
+// inferencexDetail is tokperf help presets' table of the pairs.
 func inferencexDetail() []string {
 	out := []string{"PAIR  input/output tokens (the default first: InferenceX's sweep since it dropped 1k8k)"}
 	for _, a := range inferencexArgs {
@@ -121,6 +122,7 @@ func inferencexDetail() []string {
 	return out
 }
 
+// mlperfDetail is tokperf help presets' table of the models' limits.
 func mlperfDetail() []string {
 	out := []string{fmt.Sprintf("%-26s %-9s %s", "MODEL", "p99 TTFT", "p99 TPOT")}
 	for _, l := range mlperfLimits {
@@ -156,6 +158,7 @@ var mlperfLimits = []mlperfLimit{
 // prompts and arrivals (its schedule_rng_seed does not fit an int64).
 const mlperfSeed = "2085463073848966840"
 
+// mlperfModels are the models mlperf-server takes, as typed.
 func mlperfModels() []string {
 	var out []string
 	for _, l := range mlperfLimits {
