@@ -56,6 +56,10 @@ type Run struct {
 	Sharding *Sharding `json:"sharding,omitempty"`
 	// Capacity is a capacity search's answer (--until-slo); nil otherwise.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Shape is what the run's preset (--preset) makes of its figures:
+	// InferenceX's per-level figures, MLPerf's Server verdict; nil
+	// without one.
+	Shape *Shape `json:"preset,omitempty"`
 }
 
 // Integrity is what a reader found about a result file's completeness.
@@ -93,6 +97,8 @@ type Stage struct {
 	Series   *Series   `json:"-"`
 	// samples are the per-request values comparisons test (KeepSamples).
 	samples *Samples
+	// limit holds the TTFT and TPOT a judging preset reads (preset.go).
+	limit *limitAcc
 }
 
 // Samples are the per-request values an A/B test needs of a stage: output
@@ -142,6 +148,7 @@ type foldStage struct {
 	metrics  []record.ServerSample
 	gpu      []record.GPUSample
 	host     *record.Host
+	limit    *limitAcc // a judging preset's samples (preset.go)
 }
 
 // NewFold starts the fold of a run with setup, from file (empty for none).
@@ -162,6 +169,9 @@ func (f *Fold) stage(i, concurrency int) *foldStage {
 		}
 		if f.keep {
 			s.samples = &Samples{}
+		}
+		if p := f.setup.Preset; p != nil && p.Judge == "p99" {
+			s.limit = &limitAcc{}
 		}
 		f.stages[i] = s
 	}
@@ -184,6 +194,7 @@ func (f *Fold) Add(r *record.Record) {
 	s.acc.Add(r)
 	if !r.Warmup {
 		s.timeline.add(r)
+		s.limit.add(r)
 	}
 	if s.samples == nil || r.Warmup || !r.OK() {
 		return
@@ -284,7 +295,7 @@ func (f *Fold) Run() *Run {
 	var levels []Level
 	for _, i := range idx {
 		fs := f.stages[i]
-		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples}
+		st := Stage{Stage: fs.acc.Stage(), samples: fs.samples, limit: fs.limit}
 		st.Index = i
 		if st.Requests == 0 {
 			continue // only warm-up finished
@@ -324,6 +335,7 @@ func (f *Fold) Run() *Run {
 		run.Verdict = &v
 	}
 	run.gate()
+	run.Shape = shapeOf(run)
 	return run
 }
 

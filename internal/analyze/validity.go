@@ -451,7 +451,7 @@ func (r *Run) Withheld() []string {
 	if r.Twin != nil && !r.Twin.Basis.Judged() {
 		out = append(out, "twin: "+r.Twin.Basis.Withheld)
 	}
-	return out
+	return append(out, r.Shape.withheld()...)
 }
 
 // GateTwin names the measured levels a twin fitted to this run rests on

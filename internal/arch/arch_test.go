@@ -196,7 +196,6 @@ var tooLong = map[string]int{
 	"internal/foreign vllmRequests":              83,
 	"internal/report ExperimentText":             108,
 	"internal/report chart.layout":               142,
-	"internal/report page.html":                  85,
 	"internal/report stageCharts":                94,
 	"internal/sim Profile.fill":                  154,
 	"internal/stats DescribeEach":                90,

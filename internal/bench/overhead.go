@@ -21,7 +21,7 @@ type OverheadConfig struct {
 	Workload workload.Synthetic
 	Levels   []int         // concurrency levels
 	Requests int           // per level, both endpoints together; 0: 2 × max(4, 2×C)
-	Warmup   int           // per level; -1: one round
+	Warmup   int           // per level; -K: K rounds
 	Timeout  time.Duration // per request
 	Out      string
 }
@@ -100,7 +100,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig, env *Env) (*analyze.Overh
 		}
 		warm := cfg.Warmup
 		if warm < 0 {
-			warm = c
+			warm = -warm * c // rounds
 		}
 		warm += warm % 2 // keep the pairs aligned
 		n += n % 2

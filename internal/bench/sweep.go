@@ -38,7 +38,7 @@ type Load struct {
 	// MaxStageTime ends a stage of default size early: no request starts
 	// after it (0: DefaultMaxStageTime; negative: none).
 	MaxStageTime time.Duration
-	Warmup       int           // per stage; -1: one round at the stage's concurrency
+	Warmup       int           // per stage; -1: one round at the stage's concurrency, -K: K rounds
 	Timeout      time.Duration // per request
 	Seed         int64
 	// UntilSaturated keeps doubling concurrency while aggregate grows 10%
@@ -122,6 +122,8 @@ func (l Load) level(index, c int) runner.Plan {
 	}
 	if l.Warmup >= 0 {
 		st.Warmup = l.Warmup
+	} else {
+		st.Warmup = -l.Warmup * c // rounds at the stage's concurrency
 	}
 	return st
 }
@@ -213,6 +215,9 @@ type SweepConfig struct {
 	// Live, when set, serves the run's own client-side metrics while it
 	// goes on (--live prometheus=ADDR), until the run ends.
 	Live *Output
+	// Preset, when set, is the published test shape the flags came from,
+	// for the header.
+	Preset *record.Preset
 }
 
 // Sweep runs every stage of the load against the target, writes each
@@ -316,6 +321,7 @@ func (s *sweep) start(ctx context.Context, conns int) error {
 	s.setup.Workload = workloadSetup(s.cfg)
 	s.setup.Sampling = record.Sampling{Temperature: s.cfg.Workload.Temperature}
 	s.setup.SLO = s.cfg.SLO
+	s.setup.Preset = s.cfg.Preset
 	s.setup.Virtual = s.cfg.Target.Virtual
 	s.cachePrompt()
 	if err := s.connect(ctx, conns); err != nil {

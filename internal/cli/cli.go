@@ -102,7 +102,7 @@ const (
 	exitCouldNotRun = 1   // could not run: no server, every request failed, a bad file, an I/O error
 	exitUsage       = 2   // the command line is wrong
 	exitSomeFailed  = 3   // ran, but more requests failed than --max-error-rate allows, or some experiment configuration failed
-	exitVerdictFail = 4   // ran, and the verdict is a failure: a check failed, no experiment configuration passed
+	exitVerdictFail = 4   // ran, and the verdict is a failure: a check failed, no experiment configuration passed, a preset's verdict failed
 	exitWithheld    = 5   // --strict: ran, but a verdict was withheld (a stage it rests on was not measured validly)
 	exitInterrupted = 130 // stopped by a signal; what finished is kept and summarised
 )
@@ -175,7 +175,7 @@ var stampVersion = sync.OnceFunc(func() { bench.Version = Version() })
 
 func run(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.stdout, helpText)
+		fmt.Fprint(e.stdout, helpText+presetsSummary())
 		return 0
 	}
 	stampVersion()
@@ -185,6 +185,10 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "help", "-h", "--help":
 		if len(rest) > 0 && (rest[0] == "help" || rest[0] == "--help" || rest[0] == "-h") {
 			fmt.Fprintln(e.stdout, "tokperf help lists the commands; tokperf help COMMAND (or tokperf COMMAND --help) shows its flags, grouped, with examples")
+			return 0
+		}
+		if len(rest) > 0 && rest[0] == "presets" {
+			fmt.Fprint(e.stdout, presetsHelp())
 			return 0
 		}
 		if len(rest) > 0 && (rest[0] == "version" || rest[0] == "--version") {
@@ -197,7 +201,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		if len(rest) > 0 && commandTable[rest[0]] != nil {
 			return run(ctx, []string{rest[0], "--help"}, e)
 		}
-		fmt.Fprint(e.stdout, helpText)
+		fmt.Fprint(e.stdout, helpText+presetsSummary())
 		return 0
 	case "version", "--version":
 		if len(rest) > 0 && (rest[0] == "--help" || rest[0] == "-h") {

@@ -225,6 +225,9 @@ func fromSetup(fs *flagSet, s record.Setup) error {
 			set(name, fmt.Sprintf("%gms", ms))
 		}
 	}
+	if s.Preset != nil {
+		set("preset", s.Preset.Name)
+	}
 	fs.headersNotKept = s.Headers
 	return nil
 }

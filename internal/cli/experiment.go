@@ -290,7 +290,7 @@ func sweepPlan(ctx context.Context, file *experiment.File, l *located, cmd strin
 		if err != nil {
 			return bench.SweepConfig{}, err
 		}
-		return bench.SweepConfig{Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo()}, nil
+		return bench.SweepConfig{Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Preset: f.presetSet}, nil
 	}
 	// Build once now, so a bad dataset or tokenizer is told before any
 	// server starts.
@@ -337,7 +337,7 @@ func overheadPlan(file *experiment.File, c experiment.Config, at string) (*bench
 	if f.seed == 0 {
 		f.seed = 1
 	}
-	return &bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requestsOne(), Warmup: f.warmup, Timeout: f.timeout}, nil
+	return &bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requestsOne(), Warmup: int(f.warmup), Timeout: f.timeout}, nil
 }
 
 // experimentBaseline is the file's baseline: a published one by name, or

@@ -122,6 +122,36 @@ func (w *waitReady) Set(s string) error {
 	return nil
 }
 
+// warmups is --warmup: N requests a stage, or K rounds at the stage's
+// concurrency, KxC (InferenceX's 2xC), kept as -K (-1: one round).
+type warmups int
+
+func (w *warmups) String() string {
+	if *w < -1 {
+		return fmt.Sprintf("%dxC", -*w)
+	}
+	return strconv.Itoa(int(*w))
+}
+
+func (w *warmups) Type() string { return "N|KxC" }
+
+func (w *warmups) Set(s string) error {
+	if k, ok := strings.CutSuffix(strings.ToLower(s), "xc"); ok {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: want K rounds at the stage's concurrency as KxC, e.g. 2xC", s)
+		}
+		*w = warmups(-n)
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q: want a number of requests, -1 (one round) or KxC (K rounds), e.g. 2xC", s)
+	}
+	*w = warmups(n) // -K, as a result file keeps K rounds
+	return nil
+}
+
 // lengths is a token length or a distribution of them (workload.ParseLengths).
 type lengths struct {
 	spec string
@@ -308,7 +338,7 @@ type loadFlags struct {
 	tokenizer                         string
 	quiet                             bool               // no live progress
 	tok                               workload.Tokenizer // loaded from tokenizer by prompts
-	warmup                            int
+	warmup                            warmups
 	duration, timeout                 time.Duration
 	ignoreEOS                         bool
 	maxErrorRate                      float64
@@ -323,12 +353,17 @@ type loadFlags struct {
 	vllm                              vllmFlags
 	force                             bool // -o may replace a file already there
 	live                              string
-	liveOut                           *bench.Output // --live, read by check
+	liveOut                           *bench.Output  // --live, read by check
+	preset                            string         // --preset NAME[:ARG]
+	presetSet                         *record.Preset // what the preset set, for the header
 }
 
 func (f *loadFlags) register(fs *flagSet, cmd string) {
 	fs.group("Configuration")
 	registerConfig(fs, &f.config)
+	if cmd == "run" || cmd == "sweep" {
+		registerPreset(fs, &f.preset)
+	}
 	f.targetFlags.register(fs)
 	f.registerTransport(fs)
 	f.registerLoad(fs, cmd)
@@ -410,7 +445,8 @@ func (f *loadFlags) registerLoad(fs *flagSet, cmd string) {
 	fs.Var(&f.requests, "requests", fmt.Sprintf("measured requests per stage, or one number per stage (default: max(%d, 4×C) in whole rounds of C, so p99 has %d samples; open loop: 60 s of the rate, at least %d; either way no request starts after --max-stage-time)", bench.MinRequests, bench.MinRequests, bench.MinRequests))
 	fs.DurationVar(&f.maxStage, "max-stage-time", bench.DefaultMaxStageTime, "a stage of the default size starts no request after this (0: no limit; the table marks percentiles with too few samples)")
 	fs.DurationVar(&f.duration, "duration", 0, "start requests for this long per stage instead of --requests")
-	fs.IntVar(&f.warmup, "warmup", -1, "warm-up requests per stage, excluded from figures (-1: one round at the stage's concurrency)")
+	f.warmup = -1
+	fs.Var(&f.warmup, "warmup", "warm-up requests per stage, excluded from figures: N, or KxC, K rounds at the stage's concurrency (-1: one round)")
 	fs.DurationVar(&f.timeout, "timeout", bench.DefaultTimeout, "per-request timeout")
 	if cmd == "run" || cmd == "sweep" {
 		fs.BoolVar(&f.virtual, "virtual", false, "run the embedded simulator's engine in virtual time: no network, no client, no clock, so the figures are the profile's own whatever this machine's load, in seconds (closed-loop levels only)")
@@ -491,7 +527,7 @@ func (f *loadFlags) check(fs *flagSet) error {
 	f.concSet = fs.Changed("concurrency")
 	f.cachePromptSet = fs.Changed("cache-prompt")
 	for _, check := range []func() error{
-		func() error { return f.vllm.apply(fs, f) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
+		func() error { return f.vllm.apply(fs, f) }, func() error { return f.applyPreset(fs) }, f.targetFlags.check, func() error { return checkFormat(f.format) },
 		func() error { return f.traceFlags.check(f) }, func() error { return f.convFlags.check(f) }, func() error { return f.untilSLO.check(f) }, f.checkSizes, f.checkLive,
 	} {
 		if err := check(); err != nil {
@@ -527,8 +563,6 @@ func (f *loadFlags) check(fs *flagSet) error {
 		return usagef("--seed must not be negative (0: one of the run's own)")
 	case !(f.maxErrorRate >= 0 && f.maxErrorRate <= 1):
 		return usagef("--max-error-rate %g: want a share from 0 to 1, e.g. 0.01", f.maxErrorRate)
-	case f.warmup < -1:
-		return usagef("--warmup must be -1 (one round), 0 or more")
 	case len(f.rates) > 0 && f.concSet && len(f.conc) != 1:
 		return usagef("with --rate, -c is one cap on requests in flight, not a list")
 	case f.untilSaturated && len(f.rates) > 0:
@@ -611,7 +645,7 @@ func (f *loadFlags) prompts(ctx context.Context) (*workload.Workload, error) {
 func (f *loadFlags) workloadWith(ctx context.Context, format workload.Format, tok workload.Tokenizer) (*workload.Workload, error) {
 	return workload.NewContext(ctx, workload.Options{Corpus: f.corpus, Dataset: f.dataset, Format: format, Tokenizer: tok, Input: f.inputTokens.l, Output: f.outputTokens.l,
 		SharedPrefix: f.sharedPrefix, Requests: f.requestsOne(), Seed: f.seed, Trace: f.loaded, BlockSize: f.blockSize,
-		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, Agent: f.shape, AgentTrace: f.replay, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
+		Turns: f.turns, Conversations: f.multiTurn, OwnAnswers: f.ownAnswers, Agent: f.convFlags.shape, AgentTrace: f.replay, PrefixGroups: f.prefixGroups, IgnoreEOS: f.ignoreEOS, Temperature: f.temperature})
 }
 
 // serverPrompts builds the workload once the server's tokenizer is known
@@ -654,7 +688,7 @@ func (f *loadFlags) targetOf() bench.Target {
 
 func (f *loadFlags) load() bench.Load {
 	return bench.Load{Concurrency: f.conc, CapSet: f.concSet, Rates: f.rates, Arrival: schedule.Arrival(f.arrival), Requests: f.requestsOne(), RequestsPer: f.requestsPer(), MaxStageTime: f.stageTime(),
-		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc, UntilSLO: f.limits,
+		Duration: f.duration, Warmup: int(f.warmup), Timeout: f.timeout, Seed: f.seed, UntilSaturated: f.untilSaturated, MaxConcurrency: f.maxConc, UntilSLO: f.limits,
 		Trace: f.loaded, Speedup: f.speedup, Think: f.think, Slice: f.stab.slice, Repeat: f.stab.repeat}
 }
 

@@ -38,7 +38,7 @@ func overheadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	benv := e.progress(func(s record.Setup) { fmt.Fprintln(e.stderr, report.Short(s)) })
 	benv.Force = f.force
-	res, err := bench.Overhead(ctx, bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requestsOne(), Warmup: f.warmup, Timeout: f.timeout, Out: f.out}, benv)
+	res, err := bench.Overhead(ctx, bench.OverheadConfig{Target: f.target(), Workload: f.workload(), Levels: f.conc, Requests: f.requestsOne(), Warmup: int(f.warmup), Timeout: f.timeout, Out: f.out}, benv)
 	if err != nil {
 		return err
 	}

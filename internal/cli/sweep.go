@@ -54,7 +54,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	if prompts != nil {
 		defer prompts.Close()
 	}
-	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: sh, Live: f.liveOut}, benv)
+	run, err := bench.Sweep(ctx, bench.SweepConfig{Command: cmd, Target: f.targetOf(), Workload: f.workload(), Prompts: prompts, ServerPrompts: f.serverPrompts(ctx), Load: f.load(), SLO: f.slo(), Out: f.out, Stdout: e.results, Shard: sh, Live: f.liveOut, Preset: f.presetSet}, benv)
 	if run == nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func loadCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return errInterrupted
 	}
 	failed, total := run.Failed()
-	return cmp.Or(judge(failed, total, f.maxErrorRate), strictly(f.strict, run.Withheld()))
+	return cmp.Or(judge(failed, total, f.maxErrorRate), presetVerdict(run), strictly(f.strict, run.Withheld()))
 }
 
 // oneStage refuses more than one level or rate for a command of one stage

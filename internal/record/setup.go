@@ -49,6 +49,9 @@ type Setup struct {
 	// virtual time (--virtual): no network, no client, no clock; the
 	// figures are the profile's own, whatever the machine's load.
 	Virtual bool `json:"virtual,omitempty"`
+	// Preset, when set, is the published test shape (--preset) the run
+	// took its settings from.
+	Preset *Preset `json:"preset,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one

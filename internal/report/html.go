@@ -509,18 +509,27 @@ func (p *page) html() string {
 			fmt.Fprintf(&b, "<li class=\"warn\">%swarning: %s</li>\n", text(prefix(len(p.runs), n.name)), text(w.String()))
 			count++
 		}
-		if v := n.run.Verdict; v != nil {
-			for _, st := range v.Steps {
-				fmt.Fprintf(&b, "<li>%sscaling: %s</li>\n", text(prefix(len(p.runs), n.name)), text(st.Text))
-			}
-			fmt.Fprintf(&b, "<li><b>%sverdict: %s</b></li>\n", text(prefix(len(p.runs), n.name)), text(v.Text))
-		}
+		verdictItems(&b, prefix(len(p.runs), n.name), n.run)
 	}
 	if count == 0 {
 		b.WriteString("<li>no warnings</li>\n")
 	}
 	b.WriteString("</ul>\n<div id=\"tip\" hidden></div>\n<script>" + pageJS + "</script>\n</body></html>\n")
 	return b.String()
+}
+
+// verdictItems are a run's verdicts as the page's list items: the
+// scaling steps and verdict, and its preset's figures and verdicts.
+func verdictItems(b *strings.Builder, pre string, r *analyze.Run) {
+	if v := r.Verdict; v != nil {
+		for _, st := range v.Steps {
+			fmt.Fprintf(b, "<li>%sscaling: %s</li>\n", text(pre), text(st.Text))
+		}
+		fmt.Fprintf(b, "<li><b>%sverdict: %s</b></li>\n", text(pre), text(v.Text))
+	}
+	for _, l := range ShapeLines(r) {
+		fmt.Fprintf(b, "<li><b>%s%s</b></li>\n", text(pre), text(l))
+	}
 }
 
 // stageLines are a stage's readings in words, as the text report has them.

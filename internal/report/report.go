@@ -362,6 +362,9 @@ func Describe(s record.Setup) string {
 	if s.Workload.Prompts != "" {
 		fmt.Fprintf(&b, "\nprompts: %s", s.Workload.Prompts)
 	}
+	if s.Preset != nil {
+		b.WriteString("\n" + PresetLine(s.Preset))
+	}
 	switch s.CachePrompt {
 	case "conversations":
 		b.WriteString("\ncache_prompt on: llama.cpp reuses its prompt cache from turn to turn, as conversations measure it (--cache-prompt=false for a cold prefill)")
@@ -432,6 +435,9 @@ func Text(w io.Writer, r *analyze.Run) {
 	readings(w, r, stages)
 	judgements(w, r.Warnings, r.Verdict)
 	Capacity(w, r.Capacity)
+	for _, l := range ShapeLines(r) {
+		fmt.Fprintln(w, l)
+	}
 	TwinChecked(w, r.Twin)
 }
 
