@@ -118,8 +118,26 @@ type openAIChunk struct {
 	Choices []openAIChoice `json:"choices"`
 	Usage   *openAIUsage   `json:"usage"`
 	Timings *llamaTimings  `json:"timings"` // llama.cpp, on the last chunk
+	Metrics *vllmMetrics   `json:"metrics"` // vLLM's per-request timings, where asked
 	Error   *streamError   `json:"error"`
 	Message string         `json:"message"` // some servers' error objects
+}
+
+// vllmMetrics is vLLM's per-request "metrics" object, sent on the last
+// chunk when the server runs with --enable-per-request-metrics and the
+// request asks include_metrics (--extra-body '{"include_metrics":true}').
+// Only its queue time is read (vLLM PR #46768): the instant its
+// time_to_first_token_ms starts from (arrival or scheduling) is not
+// checked against vLLM's code here, so no prefill is derived from it.
+type vllmMetrics struct {
+	QueueTimeMs *float64 `json:"queue_time_ms"`
+}
+
+func (m *vllmMetrics) timing() *record.ServerTiming {
+	if m == nil || m.QueueTimeMs == nil || *m.QueueTimeMs <= 0 {
+		return nil
+	}
+	return &record.ServerTiming{QueueMs: *m.QueueTimeMs}
 }
 
 // content is a choice's new text. Some hosted providers send the same
@@ -215,6 +233,9 @@ func (o *openAI) read(s *stream) bool {
 				return false
 			}
 			if t := c.Timings.timing(); t != nil {
+				rec.Server = t
+			}
+			if t := c.Metrics.timing(); t != nil {
 				rec.Server = t
 			}
 			f = c.facts()

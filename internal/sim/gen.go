@@ -239,6 +239,7 @@ func (rp *reply) event(ctx context.Context, ev Event) bool {
 	if ev.Tokens > 0 {
 		if x.firstAt.IsZero() {
 			x.firstAt, x.admitted = ev.At, rp.st.Admitted()
+			rp.tr.first(x.admitted, x.firstAt)
 		}
 		x.cached = ev.Cached
 		x.lastAt = ev.At

@@ -9,15 +9,20 @@ import (
 // TraceRequest is the ground truth of one request: when each chunk left
 // the server (after the write was flushed) and how many tokens it held.
 type TraceRequest struct {
-	ID           uint64       `json:"id"`
-	RequestID    string       `json:"request_id,omitempty"` // the client's X-Request-Id
-	Route        string       `json:"route"`
-	Proto        string       `json:"proto"` // HTTP/1.1 or HTTP/2.0
-	PromptTokens int          `json:"prompt_tokens"`
-	MaxTokens    int          `json:"max_tokens"`
-	OutputTokens int          `json:"output_tokens"`
-	Arrived      time.Time    `json:"arrived"`
-	Chunks       []TraceChunk `json:"chunks"`
+	ID           uint64    `json:"id"`
+	RequestID    string    `json:"request_id,omitempty"` // the client's X-Request-Id
+	Route        string    `json:"route"`
+	Proto        string    `json:"proto"` // HTTP/1.1 or HTTP/2.0
+	PromptTokens int       `json:"prompt_tokens"`
+	MaxTokens    int       `json:"max_tokens"`
+	OutputTokens int       `json:"output_tokens"`
+	Arrived      time.Time `json:"arrived"`
+	// Admitted is when the engine gave the request its slot (the end of
+	// its queue) and FirstStep when the step that made its first token
+	// ended (the end of its prefill); zero when no token was made.
+	Admitted  time.Time    `json:"admitted,omitzero"`
+	FirstStep time.Time    `json:"first_step,omitzero"`
+	Chunks    []TraceChunk `json:"chunks"`
 	// Status is ok, cancelled, or the fault injected ("fault: reset").
 	Status string `json:"status"`
 	// LateSteps counts the engine steps this request ran in that ended late
@@ -88,6 +93,13 @@ func (t *tracer) begin(id uint64, reqID, route, proto string, prompt, maxTokens 
 		return nil
 	}
 	return &traceEntry{TraceRequest: TraceRequest{ID: id, RequestID: reqID, Route: route, Proto: proto, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
+}
+
+// first stamps the engine's admission and first step of the request.
+func (e *traceEntry) first(admitted, step time.Time) {
+	if e != nil {
+		e.Admitted, e.FirstStep = admitted, step
+	}
 }
 
 func (e *traceEntry) chunk(at time.Time, tokens int) {
