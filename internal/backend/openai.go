@@ -133,6 +133,15 @@ type vllmMetrics struct {
 	QueueTimeMs *float64 `json:"queue_time_ms"`
 }
 
+// serverTiming is the request's timing as the server reported it on this
+// chunk (llama.cpp's timings, vLLM's metrics), or nil.
+func (c *openAIChunk) serverTiming() *record.ServerTiming {
+	if t := c.Timings.timing(); t != nil {
+		return t
+	}
+	return c.Metrics.timing()
+}
+
 func (m *vllmMetrics) timing() *record.ServerTiming {
 	if m == nil || m.QueueTimeMs == nil || *m.QueueTimeMs <= 0 {
 		return nil
@@ -232,10 +241,7 @@ func (o *openAI) read(s *stream) bool {
 				s.fail(msg)
 				return false
 			}
-			if t := c.Timings.timing(); t != nil {
-				rec.Server = t
-			}
-			if t := c.Metrics.timing(); t != nil {
+			if t := c.serverTiming(); t != nil {
 				rec.Server = t
 			}
 			f = c.facts()
