@@ -128,13 +128,20 @@ func (p *page) charts() []*chart {
 		out = append(out, c)
 	}
 	if p.oneLevel() {
-		return append(out, p.distributions()...)
+		out = append(out, p.distributions()...)
+		if c := p.ttftSplit(); c != nil {
+			out = append(out, c)
+		}
+		return out
 	}
 	if c := p.throughput(); c != nil {
 		out = append(out, c)
 	}
 	out = append(out, p.latencies()...)
 	if c := p.pareto(); c != nil {
+		out = append(out, c)
+	}
+	if c := p.ttftSplit(); c != nil {
 		out = append(out, c)
 	}
 	if p.experiment != nil {

@@ -545,6 +545,9 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		if line := ServerLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
+		if line := SplitLine(s); line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
 	Turns(w, stages)
 	for _, s := range r.Stages {
