@@ -119,6 +119,18 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 		}
 		Fields(w, "A", "B", f.Fields, f.Verdict)
 	}
+	for _, x := range c.Speculation {
+		Speculation(w, x)
+	}
+}
+
+// Speculation writes where speculative decoding's speed-up went, a line
+// per level.
+func Speculation(w io.Writer, x *analyze.Speculation) {
+	fmt.Fprintf(w, "\nspeculative decoding: %s against %s (without); speed-up = tokens per verify step / (verify step ÷ plain step)\n", x.Spec, x.Base)
+	for _, l := range x.Levels {
+		fmt.Fprintln(w, l.Text)
+	}
 }
 
 // abMethod says how an A/B's intervals are formed (METRICS.md, "Error

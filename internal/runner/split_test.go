@@ -18,7 +18,7 @@ import (
 // virtualStage runs one closed-loop stage against the simulator over an
 // in-memory network in virtual time, and returns the records with the
 // server's truth of each (by the client's X-Request-Id).
-func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int) ([]record.Record, record.Clock, map[string]sim.TraceRequest) {
+func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int, wl workload.Synthetic) ([]record.Record, record.Clock, map[string]sim.TraceRequest) {
 	t.Helper()
 	var (
 		recs  []record.Record
@@ -35,7 +35,6 @@ func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int) ([]reco
 		if err != nil {
 			t.Fatal(err)
 		}
-		wl := workload.Synthetic{InputTokens: 300, OutputTokens: 20, IgnoreEOS: true, Seed: 5}
 		r := &runner.Runner{Backend: b, Source: wl.Request, Clock: record.NewClock()}
 		recs, clock = r.Stage(context.Background(), runner.Plan{Concurrency: c, Requests: n, Timeout: time.Minute}), r.Clock
 		synctest.Wait() // each handler files its trace after its last write
@@ -76,7 +75,8 @@ wire: {request_times: true}
 			if err != nil {
 				t.Fatal(err)
 			}
-			recs, clock, truth := virtualStage(t, p, engine, 4, 24)
+			wl := workload.Synthetic{InputTokens: 300, OutputTokens: 20, IgnoreEOS: true, Seed: 5}
+			recs, clock, truth := virtualStage(t, p, engine, 4, 24, wl)
 			queued := 0
 			for _, rec := range recs {
 				if !rec.OK() {
