@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/backend"
 	"github.com/tokperf/tokperf/internal/sim"
 	"github.com/tokperf/tokperf/internal/summary"
 	"github.com/tokperf/tokperf/internal/workload"
@@ -50,7 +51,7 @@ seed: %d
 			runOf := func(p *sim.Profile, name string) *analyze.Run {
 				r := &analyze.Run{File: name}
 				for si, cc := range []int{1, 4} {
-					recs, _, _ := virtualStage(t, p, "sglang", cc, 8*cc, wl)
+					recs, _, _ := virtualStage(t, p, backend.Config{Endpoint: "generate", Engine: "sglang"}, cc, 8*cc, wl)
 					for j := range recs {
 						recs[j].Stage, recs[j].Concurrency = si, cc
 					}

@@ -18,7 +18,8 @@ import (
 // virtualStage runs one closed-loop stage against the simulator over an
 // in-memory network in virtual time, and returns the records with the
 // server's truth of each (by the client's X-Request-Id).
-func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int, wl workload.Synthetic) ([]record.Record, record.Clock, map[string]sim.TraceRequest) {
+// cfg names the endpoint, engine and any extra body; the rest is filled.
+func virtualStage(t *testing.T, p *sim.Profile, cfg backend.Config, c, n int, wl workload.Synthetic) ([]record.Record, record.Clock, map[string]sim.TraceRequest) {
 	t.Helper()
 	var (
 		recs  []record.Record
@@ -31,7 +32,8 @@ func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int, wl work
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan struct{})
 		go func() { defer close(served); srv.Serve(ctx, nw) }()
-		b, err := backend.New(backend.Config{URL: "http://sim", Endpoint: "generate", Engine: engine, Model: p.Model, Conns: c, Dial: nw.Dial})
+		cfg.URL, cfg.Model, cfg.Conns, cfg.Dial = "http://sim", p.Model, c, nw.Dial
+		b, err := backend.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +56,12 @@ func virtualStage(t *testing.T, p *sim.Profile, engine string, c, n int, wl work
 // in virtual time the delivery both ways takes no time, so the rest is
 // exactly what the server did not report: the server's time before its
 // queue, after the first step, and on llama.cpp (which reports no queue)
-// the queue itself. Four slots of a server that runs two requests at a
+// the queue itself, on SGLang and vLLM (no prefill) the prefill. vLLM
+// reports its queue only when asked (include_metrics, --extra-body). Four slots of a server that runs two requests at a
 // time make every request after the first two wait in its queue.
 func TestTTFTSplitMatchesSimulatorTruth(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"llamacpp", "sglang"} {
+	for _, engine := range []string{"llamacpp", "sglang", "vllm"} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			y := fmt.Sprintf(`name: split
@@ -76,7 +79,11 @@ wire: {request_times: true}
 				t.Fatal(err)
 			}
 			wl := workload.Synthetic{InputTokens: 300, OutputTokens: 20, IgnoreEOS: true, Seed: 5}
-			recs, clock, truth := virtualStage(t, p, engine, 4, 24, wl)
+			cfg := backend.Config{Endpoint: "generate", Engine: engine}
+			if engine == "vllm" {
+				cfg.Endpoint, cfg.ExtraBody = "completions", []byte(`{"include_metrics":true}`)
+			}
+			recs, clock, truth := virtualStage(t, p, cfg, 4, 24, wl)
 			queued := 0
 			for _, rec := range recs {
 				if !rec.OK() {
@@ -106,9 +113,9 @@ wire: {request_times: true}
 						t.Errorf("request %d: llama.cpp prefill %v (known %v), queue known %v; truth prefill %v", rec.ID, s.Prefill, s.PrefillKnown, s.QueueKnown, prefill)
 					}
 					rest += queue
-				case "sglang":
+				case "sglang", "vllm":
 					if !s.QueueKnown || s.PrefillKnown || !near(s.Queue, queue) {
-						t.Errorf("request %d: SGLang queue %v (known %v), prefill known %v; truth queue %v", rec.ID, s.Queue, s.QueueKnown, s.PrefillKnown, queue)
+						t.Errorf("request %d: %s queue %v (known %v), prefill known %v; truth queue %v", rec.ID, engine, s.Queue, s.QueueKnown, s.PrefillKnown, queue)
 					}
 					rest += prefill
 				}

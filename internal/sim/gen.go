@@ -23,6 +23,7 @@ type gen struct {
 	chat         bool // pays the chat route's overhead
 	minTokens    int
 	tool         string // answer with a call of this tool (Wire.ToolCalls)
+	metrics      bool   // vLLM's metrics object on the usage chunk (include_metrics)
 	// The prompt's tokens for the prefix cache (promptKeys): a chat
 	// request's messages, a raw prompt's template tokens before its text,
 	// or the ids it came as.
