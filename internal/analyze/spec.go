@@ -112,12 +112,21 @@ func levelStage(r *Run, c int, rate float64, repeat int) *Stage {
 	return nil
 }
 
-func specLevel(b, s *Stage) SpecLevel {
+// SpecAlone is speculative decoding as one stage shows it without a run
+// to set it against: tokens per verify step (the counters', else the
+// chunks') and a verify step's time; ok false without decode figures.
+func SpecAlone(s *Stage) (SpecLevel, bool) {
 	l := SpecLevel{Label: Label(s.Stage), ChunkTokens: chunkTokens(s), TokensPerStep: chunkTokens(s), Source: "tokens per chunk"}
 	if r := s.Server; r != nil && r.SpecLength > 0 {
 		l.TokensPerStep, l.Source, l.AcceptRate = r.SpecLength, "server counters", r.SpecRate
 	}
-	l.StepMs, l.BaseStepMs = s.ITL.Mean*l.TokensPerStep, b.ITL.Mean
+	l.StepMs = s.ITL.Mean * l.TokensPerStep
+	return l, l.TokensPerStep > 0 && l.StepMs > 0
+}
+
+func specLevel(b, s *Stage) SpecLevel {
+	l, _ := SpecAlone(s)
+	l.BaseStepMs = b.ITL.Mean
 	l.StepCost = l.StepMs / l.BaseStepMs
 	l.Expected, l.Measured = l.TokensPerStep, b.ITL.Mean/s.ITL.Mean
 	if b.AggregateTokS > 0 {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -122,6 +123,21 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 	for _, x := range c.Speculation {
 		Speculation(w, x)
 	}
+}
+
+// SpecLine says what a stage of a run with speculative decoding shows of
+// it alone; empty for a run without it, or a stage without decode figures.
+func SpecLine(r *analyze.Run, s *analyze.Stage) string {
+	l, ok := analyze.SpecAlone(s)
+	if !ok || !analyze.Speculative(r) {
+		return ""
+	}
+	acc := ""
+	if l.AcceptRate > 0 {
+		acc = fmt.Sprintf(", %.0f%% of drafted tokens accepted", 100*l.AcceptRate)
+	}
+	return fmt.Sprintf("%s: speculative decoding: %.2f tokens per verify step (%s%s; %.2f decode tokens per chunk), a verify step every %.2f ms; its speed-up is read against a run without it: tokperf compare BASE %s",
+		l.Label, l.TokensPerStep, l.Source, acc, l.ChunkTokens, l.StepMs, cmp.Or(r.File, "THIS"))
 }
 
 // Speculation writes where speculative decoding's speed-up went, a line

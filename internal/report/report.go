@@ -554,6 +554,9 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))
 		}
+		if line := SpecLine(r, &s); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		if s.GPU != nil {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
 		}

@@ -61,7 +61,7 @@ func virtualStage(t *testing.T, p *sim.Profile, cfg backend.Config, c, n int, wl
 // time make every request after the first two wait in its queue.
 func TestTTFTSplitMatchesSimulatorTruth(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"llamacpp", "sglang", "vllm"} {
+	for _, engine := range []string{"llamacpp", "ollama", "sglang", "vllm"} {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			y := fmt.Sprintf(`name: split
@@ -108,9 +108,9 @@ wire: {request_times: true}
 				sent := clock.Start().Add(rec.Sent)
 				rest := tr.Arrived.Sub(sent) + tr.Chunks[0].At.Sub(tr.FirstStep)
 				switch engine {
-				case "llamacpp":
+				case "llamacpp", "ollama":
 					if s.QueueKnown || !s.PrefillKnown || !near(s.Prefill, prefill) {
-						t.Errorf("request %d: llama.cpp prefill %v (known %v), queue known %v; truth prefill %v", rec.ID, s.Prefill, s.PrefillKnown, s.QueueKnown, prefill)
+						t.Errorf("request %d: %s prefill %v (known %v), queue known %v; truth prefill %v", rec.ID, engine, s.Prefill, s.PrefillKnown, s.QueueKnown, prefill)
 					}
 					rest += queue
 				case "sglang", "vllm":
