@@ -51,4 +51,8 @@ func TestCompareExplainsSpeculation(t *testing.T) {
 	if !strings.Contains(text, "speculative decoding: "+dir+"/seed-mtp.jsonl against") || !strings.Contains(text, c.Speculation[0].Levels[1].Text) {
 		t.Errorf("the text lacks the explanation:\n%s", text)
 	}
+	page, _, _ := runCLI(t, "compare", dir+"/seed.jsonl", dir+"/seed-mtp.jsonl", "--format", "html")
+	if !strings.Contains(page, "<h3>Speculative decoding: ") || !strings.Contains(page, "tokens per verify step (server counters)") {
+		t.Error("the page lacks the explanation")
+	}
 }

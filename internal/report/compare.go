@@ -140,6 +140,18 @@ func SpecLine(r *analyze.Run, s *analyze.Stage) string {
 		l.Label, l.TokensPerStep, l.Source, acc, l.ChunkTokens, l.StepMs, cmp.Or(r.File, "THIS"))
 }
 
+// speculationHTML is Speculation as a page's section; empty for none.
+func speculationHTML(xs []*analyze.Speculation) string {
+	var b strings.Builder
+	for _, x := range xs {
+		fmt.Fprintf(&b, "<h3>Speculative decoding: %s against %s (without)</h3>\n", text(x.Spec), text(x.Base))
+		for _, l := range x.Levels {
+			fmt.Fprintf(&b, "<p>%s</p>\n", text(l.Text))
+		}
+	}
+	return b.String()
+}
+
 // Speculation writes where speculative decoding's speed-up went, a line
 // per level.
 func Speculation(w io.Writer, x *analyze.Speculation) {

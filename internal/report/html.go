@@ -68,7 +68,7 @@ func pageOf(result any) (*page, error) {
 		for i, run := range r.Runs {
 			p.runs = append(p.runs, named{runName(run, i), run})
 		}
-		p.sections = append(p.sections, pairsHTML(r))
+		p.sections = append(p.sections, pairsHTML(r)+speculationHTML(r.Speculation))
 		p.summary, p.sectionsFirst = compareSummary(r), true
 	case *analyze.BaselineComparison:
 		p.title = "tokperf compare: " + r.Run.Name + " against " + r.Baseline.Name
