@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/tokperf/tokperf/internal/record"
 )
 
 // Speculation explains speculative decoding between a run without it
@@ -53,20 +51,18 @@ type SpecLevel struct {
 	Text           string  `json:"text"`
 }
 
-// Speculative reports whether a run used speculative decoding: its server
-// says so (SGLang's speculative_algorithm), its counters saw more than one
-// token a verify step, or its stream carried clearly more than one decode
-// token a chunk where the server counted them.
+// Speculative reports whether a run used speculative decoding, as its
+// server says: its server info (SGLang's speculative_algorithm) or its
+// counters of verify steps (vLLM's drafts, SGLang's acceptance length).
+// Several tokens a chunk alone do not tell: a server that packs a fixed
+// number of steps into a chunk (stream_interval), or writes several
+// chunks at once, shows them too.
 func Speculative(r *Run) bool {
 	if a, ok := r.Setup.Server.Info["speculative_algorithm"].(string); ok && a != "" && !strings.EqualFold(a, "none") {
 		return true
 	}
 	for i := range r.Stages {
-		s := &r.Stages[i]
-		if s.Server != nil && s.Server.SpecLength > 1.05 {
-			return true
-		}
-		if l := chunkTokens(s); l > 1.2 && s.ChunkSources[record.SourceContinuous] > 0 {
+		if s := r.Stages[i].Server; s != nil && s.SpecLength > 0 {
 			return true
 		}
 	}
