@@ -411,6 +411,9 @@ type Comparison struct {
 	// Notes say what a file lacks or how many of its requests failed: a
 	// ratio against a run whose requests failed means little.
 	Notes []string `json:"notes,omitempty"`
+	// Speculation explains speculative decoding where one of a pair used
+	// it and the other did not (one per such B).
+	Speculation []*Speculation `json:"speculation,omitempty"`
 	// Runs are the runs compared, A first, for the charts (not in the JSON).
 	Runs []*Run `json:"-"`
 }
@@ -488,6 +491,9 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	for _, r := range runs[1:] {
 		fields, verdict := Fairness(RunSide("A", runs[0].Setup, gpus, gpu), RunSide("B", r.Setup, gpus, gpu))
 		c.Fairness = append(c.Fairness, PairFairness{B: r.File, Fields: fields, Verdict: verdict})
+		if x := pairSpeculation(runs[0], r); x != nil {
+			c.Speculation = append(c.Speculation, x)
+		}
 	}
 	return c, nil
 }

@@ -34,6 +34,9 @@ type Experiment struct {
 	Asked ExperimentAsked `json:"asked"`
 	// Verdicts are the loop's answers (ComputeVerdicts computes them).
 	Verdicts *Verdicts `json:"verdicts,omitempty"`
+	// Speculation explains speculative decoding where a configuration
+	// differs from the base in using it (docs/METRICS.md §4).
+	Speculation []*Speculation `json:"speculation,omitempty"`
 }
 
 // ExperimentAsked is which optional sections an experiment file gave.
@@ -203,6 +206,32 @@ func (e *Experiment) CompareConfigs(levels []int) {
 		lv.Best, lv.BestTokS, lv.NoBest = best(sides)
 		e.Levels = append(e.Levels, lv)
 	}
+	e.Speculation = e.speculation()
+}
+
+// speculation explains speculative decoding between the base and each
+// configuration that passed and differs from it in using it.
+func (e *Experiment) speculation() []*Speculation {
+	var base *Run
+	for _, c := range e.Configs {
+		if c.Name == e.Base {
+			base = c.Run
+		}
+	}
+	var out []*Speculation
+	for _, c := range e.Configs {
+		if base == nil || !c.OK || c.Run == nil || c.Name == e.Base {
+			continue
+		}
+		if x := pairSpeculation(base, c.Run); x != nil {
+			x.Base, x.Spec = e.Base, c.Name
+			if Speculative(base) {
+				x.Base, x.Spec = c.Name, e.Base
+			}
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // best names the configuration with the highest aggregate where its

@@ -18,7 +18,7 @@ type chunkFacts struct {
 
 // fastChunk reads an OpenAI chunk without encoding/json: one pass, no
 // allocation. It returns false whenever the chunk holds anything it does
-// not read exactly as encoding/json would (an error object, timings, a key
+// not read exactly as encoding/json would (an error object, timings, metrics, a key
 // with escapes or another type than expected, invalid JSON); the caller
 // then decodes the chunk the slow way. A differential fuzz test holds the
 // two paths to the same result.
@@ -109,7 +109,7 @@ func fastChunk(data []byte) (f chunkFacts, ok bool) {
 		case fold(key, "object"):
 			v, ok := s.plainString()
 			return ok && !fold(v, "error")
-		case fold(key, "error"), fold(key, "timings"), fold(key, "message"):
+		case fold(key, "error"), fold(key, "timings"), fold(key, "metrics"), fold(key, "message"):
 			return false // read by the slow path
 		}
 		return s.value()

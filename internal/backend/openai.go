@@ -121,8 +121,35 @@ type openAIChunk struct {
 	Choices []openAIChoice `json:"choices"`
 	Usage   *openAIUsage   `json:"usage"`
 	Timings *llamaTimings  `json:"timings"` // llama.cpp, on the last chunk
+	Metrics *vllmMetrics   `json:"metrics"` // vLLM's per-request timings, where asked
 	Error   *streamError   `json:"error"`
 	Message string         `json:"message"` // some servers' error objects
+}
+
+// vllmMetrics is vLLM's per-request "metrics" object, sent on the last
+// chunk when the server runs with --enable-per-request-metrics and the
+// request asks include_metrics (--extra-body '{"include_metrics":true}').
+// Only its queue time is read (vLLM PR #46768): the instant its
+// time_to_first_token_ms starts from (arrival or scheduling) is not
+// checked against vLLM's code here, so no prefill is derived from it.
+type vllmMetrics struct {
+	QueueTimeMs *float64 `json:"queue_time_ms"`
+}
+
+// serverTiming is the request's timing as the server reported it on this
+// chunk (llama.cpp's timings, vLLM's metrics), or nil.
+func (c *openAIChunk) serverTiming() *record.ServerTiming {
+	if t := c.Timings.timing(); t != nil {
+		return t
+	}
+	return c.Metrics.timing()
+}
+
+func (m *vllmMetrics) timing() *record.ServerTiming {
+	if m == nil || m.QueueTimeMs == nil || *m.QueueTimeMs <= 0 {
+		return nil
+	}
+	return &record.ServerTiming{QueueMs: *m.QueueTimeMs}
 }
 
 // content is a choice's new text. Some hosted providers send the same
@@ -154,7 +181,7 @@ func slowChunk(s *stream, f *chunkFacts, tools *calls) bool {
 		s.fail(msg)
 		return false
 	}
-	if t := c.Timings.timing(); t != nil {
+	if t := c.serverTiming(); t != nil {
 		s.rec.Server = t
 	}
 	*f = c.facts()

@@ -40,6 +40,10 @@ type sglangEvent struct {
 		CachedTokens     int             `json:"cached_tokens"`
 		ReasoningTokens  int             `json:"reasoning_tokens"`
 		E2ELatency       float64         `json:"e2e_latency"`
+		// InferenceTime is from the request's first forward step to its
+		// end (SGLang with --enable-metrics): e2e_latency less it is the
+		// time before, the server's queue.
+		InferenceTime float64 `json:"inference_time"`
 	} `json:"meta_info"`
 	Error *streamError `json:"error"`
 }
@@ -80,6 +84,9 @@ func (sglang) read(s *stream) bool {
 		if len(m.FinishReason) > 0 && string(m.FinishReason) != "null" {
 			if m.E2ELatency > 0 {
 				rec.Server = &record.ServerTiming{E2EMs: m.E2ELatency * 1e3, OutputTokens: m.CompletionTokens}
+				if m.InferenceTime > 0 && m.InferenceTime <= m.E2ELatency {
+					rec.Server.QueueMs = (m.E2ELatency - m.InferenceTime) * 1e3
+				}
 			}
 			var fr struct {
 				Type string `json:"type"`

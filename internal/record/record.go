@@ -232,6 +232,10 @@ type Record struct {
 // ServerTiming is what a server says about one request's timing (llama.cpp
 // timings, Ollama durations, SGLang e2e_latency). Zero means not reported.
 type ServerTiming struct {
+	// QueueMs is the time from the server's receipt of the request to its
+	// first forward step (SGLang e2e_latency − inference_time, vLLM's
+	// metrics.queue_time_ms): its wait for a place in the batch.
+	QueueMs      float64 `json:"queue_ms,omitempty"`
 	PromptMs     float64 `json:"prompt_ms,omitempty"`     // prompt processing
 	DecodeMs     float64 `json:"decode_ms,omitempty"`     // generating OutputTokens
 	E2EMs        float64 `json:"e2e_ms,omitempty"`        // the whole request

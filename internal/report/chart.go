@@ -36,6 +36,33 @@ type chart struct {
 	Note           string    // a line under the chart
 	// YReverse puts the first segment row at the top.
 	YReverse bool
+	// Rows, when set, draws the segments as bars, one row each (the Y
+	// of row i is i; a stacked bar per row), named on the y axis.
+	Rows []string
+}
+
+// segmentShape draws a segment from pixel x1 to x2 at row y: a bar that
+// fills most of its row, or a timeline's thin line (its many rows share
+// the plot's height).
+func (c *chart) segmentShape(g segment, x1, x2, y float64) shape {
+	if n := len(c.Rows); n > 0 {
+		h := math.Min(40, 0.6*plotH/float64(n))
+		return shape{kind: 'r', pts: []float64{x1, y - h/2}, w: math.Max(x2-x1, 0.5), h: h, fill: g.Color, tip: g.Tip}
+	}
+	return shape{kind: 'p', pts: []float64{x1, y, math.Max(x2, x1+0.5), y}, stroke: g.Color, width: math.Max(0.6, math.Min(4, plotH/float64(len(c.Segments)+1))), tip: g.Tip}
+}
+
+// yAxis is the y axis of ys; with Rows, half a row past the first and the
+// last, ticked at each row with its name.
+func (c *chart) yAxis(ys []float64) *axis {
+	if len(c.Rows) == 0 {
+		return newAxis(ys, false, c.YZero)
+	}
+	a := &axis{lo: -0.5, hi: float64(len(c.Rows)) - 0.5}
+	for i, name := range c.Rows {
+		a.ticks, a.tickLabels = append(a.ticks, float64(i)), append(a.tickLabels, name)
+	}
+	return a
 }
 
 type series struct {
@@ -308,7 +335,7 @@ func (c *chart) layout() *scene {
 	for _, m := range c.Marks {
 		xs = append(xs, m.X)
 	}
-	xa, ya := newAxis(xs, c.XLog, !c.XLog), newAxis(ys, false, c.YZero)
+	xa, ya := newAxis(xs, c.XLog, !c.XLog), c.yAxis(ys)
 	xa.from, xa.to = marginL, chartW-marginR
 	ya.from, ya.to = top+plotH, top
 	if c.YReverse {
@@ -339,7 +366,7 @@ func (c *chart) layout() *scene {
 	for _, g := range c.Segments {
 		y := ya.pos(g.Y)
 		x1, x2 := xa.pos(g.X1), xa.pos(g.X2)
-		s.add(shape{kind: 'p', pts: []float64{x1, y, math.Max(x2, x1+0.5), y}, stroke: g.Color, width: math.Max(0.6, math.Min(4, plotH/float64(len(c.Segments)+1))), tip: g.Tip})
+		s.add(c.segmentShape(g, x1, x2, y))
 	}
 	var ends []shape
 	for _, se := range c.Series {

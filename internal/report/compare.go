@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -118,6 +119,45 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 			fmt.Fprintf(w, "B = %s:\n", f.B)
 		}
 		Fields(w, "A", "B", f.Fields, f.Verdict)
+	}
+	for _, x := range c.Speculation {
+		Speculation(w, x)
+	}
+}
+
+// SpecLine says what a stage of a run with speculative decoding shows of
+// it alone; empty for a run without it, or a stage without decode figures.
+func SpecLine(r *analyze.Run, s *analyze.Stage) string {
+	l, ok := analyze.SpecAlone(s)
+	if !ok || !analyze.Speculative(r) {
+		return ""
+	}
+	acc := ""
+	if l.AcceptRate > 0 {
+		acc = fmt.Sprintf(", %.0f%% of drafted tokens accepted", 100*l.AcceptRate)
+	}
+	return fmt.Sprintf("%s: speculative decoding: %.2f tokens per verify step (%s%s; %.2f decode tokens per chunk), a verify step every %.2f ms; its speed-up is read against a run without it: tokperf compare BASE %s",
+		l.Label, l.TokensPerStep, l.Source, acc, l.ChunkTokens, l.StepMs, cmp.Or(r.File, "THIS"))
+}
+
+// speculationHTML is Speculation as a page's section; empty for none.
+func speculationHTML(xs []*analyze.Speculation) string {
+	var b strings.Builder
+	for _, x := range xs {
+		fmt.Fprintf(&b, "<h3>Speculative decoding: %s against %s (without)</h3>\n", text(x.Spec), text(x.Base))
+		for _, l := range x.Levels {
+			fmt.Fprintf(&b, "<p>%s</p>\n", text(l.Text))
+		}
+	}
+	return b.String()
+}
+
+// Speculation writes where speculative decoding's speed-up went, a line
+// per level.
+func Speculation(w io.Writer, x *analyze.Speculation) {
+	fmt.Fprintf(w, "\nspeculative decoding: %s against %s (without); speed-up = tokens per verify step / (verify step ÷ plain step)\n", x.Spec, x.Base)
+	for _, l := range x.Levels {
+		fmt.Fprintln(w, l.Text)
 	}
 }
 

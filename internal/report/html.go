@@ -68,7 +68,7 @@ func pageOf(result any) (*page, error) {
 		for i, run := range r.Runs {
 			p.runs = append(p.runs, named{runName(run, i), run})
 		}
-		p.sections = append(p.sections, pairsHTML(r))
+		p.sections = append(p.sections, pairsHTML(r)+speculationHTML(r.Speculation))
 		p.summary, p.sectionsFirst = compareSummary(r), true
 	case *analyze.BaselineComparison:
 		p.title = "tokperf compare: " + r.Run.Name + " against " + r.Baseline.Name
@@ -128,13 +128,20 @@ func (p *page) charts() []*chart {
 		out = append(out, c)
 	}
 	if p.oneLevel() {
-		return append(out, p.distributions()...)
+		out = append(out, p.distributions()...)
+		if c := p.ttftSplit(); c != nil {
+			out = append(out, c)
+		}
+		return out
 	}
 	if c := p.throughput(); c != nil {
 		out = append(out, c)
 	}
 	out = append(out, p.latencies()...)
 	if c := p.pareto(); c != nil {
+		out = append(out, c)
+	}
+	if c := p.ttftSplit(); c != nil {
 		out = append(out, c)
 	}
 	if p.experiment != nil {

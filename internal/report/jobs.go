@@ -244,7 +244,7 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 			fmt.Fprintf(w, "%s: FAILED — %s\n", o.Name, o.Reason)
 		}
 	}
-	fmt.Fprintln(w, bestLine(e, verdicts, nobest))
+	speculationAndBest(w, e, verdicts, nobest)
 	if v := e.Verdicts; v != nil {
 		// The details first, then the answers, one short line each, as
 		// the report's last lines.
@@ -257,6 +257,16 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 			fmt.Fprintln(w, x.Short())
 		}
 	}
+}
+
+// speculationAndBest writes where speculative decoding's speed-up went,
+// where a configuration differs from the base in using it, then the best
+// configuration at each level.
+func speculationAndBest(w io.Writer, e *analyze.Experiment, verdicts, nobest []string) {
+	for _, x := range e.Speculation {
+		Speculation(w, x)
+	}
+	fmt.Fprintln(w, bestLine(e, verdicts, nobest))
 }
 
 // bestLine is the verdict of the comparison: the best configuration at

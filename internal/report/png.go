@@ -43,10 +43,10 @@ var ErrNoChart = errors.New("no chart")
 // pngScale is the image's pixels per layout pixel (crisp on a slide).
 const pngScale = 2
 
-// ChartNames are the charts a page can hold, for --chart: the first five
+// ChartNames are the charts a page can hold, for --chart: the first six
 // are of the runs, the rest of one stage (NAME@STAGE; the last stage
 // without it).
-var ChartNames = []string{"throughput", "ttft", "itl", "tpot", "pareto", "timeline", "arrivals", "server", "kv", "gpu-power", "gpu-memory"}
+var ChartNames = []string{"throughput", "ttft", "itl", "tpot", "pareto", "ttft-split", "timeline", "arrivals", "server", "kv", "gpu-power", "gpu-memory"}
 
 func pngReporter(result any) (Reporter, error) {
 	name := ""

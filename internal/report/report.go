@@ -557,12 +557,18 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		if line := ServerLine(s); line != "" {
 			fmt.Fprintln(w, line)
 		}
+		if line := SplitLine(s); line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
 	Turns(w, stages)
 	Sessions(w, stages, r.Setup.Workload.CacheCeiling)
 	for _, s := range r.Stages {
 		if s.Server != nil {
 			fmt.Fprintln(w, ServerReadingLine(s.Stage, s.Server))
+		}
+		if line := SpecLine(r, &s); line != "" {
+			fmt.Fprintln(w, line)
 		}
 		if s.GPU != nil {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))

@@ -39,6 +39,8 @@ func records() []record.Record {
 	ok.OutputTokens, ok.OutputSource, ok.ChunkSource = 4, record.SourceUsage, record.SourceContinuous
 	ok.PromptTokens, ok.PromptSource = 128, record.SourceUsage
 	ok.Status, ok.HTTPCode, ok.FinishReason = record.StatusOK, 200, "length"
+	// The server's queue and prefill: the record's TTFT split.
+	ok.Server = &record.ServerTiming{QueueMs: 2.5, PromptMs: 4.25, E2EMs: 29.9, OutputTokens: 3}
 	failed := record.New(8)
 	failed.Warmup, failed.Scheduled, failed.Sent, failed.Done = true, 0, 10, 20
 	failed.Status, failed.HTTPCode, failed.Error, failed.Retries = record.StatusHTTPError, 503, "HTTP 503: loading", 1
@@ -88,6 +90,10 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(records(), recs); diff != "" {
 		t.Errorf("records (-wrote +read):\n%s", diff)
+	}
+	wrote, _ := records()[0].TTFTSplit()
+	if read, ok := recs[0].TTFTSplit(); !ok || read != wrote || !read.QueueKnown || !read.PrefillKnown {
+		t.Errorf("TTFT split read back %+v, wrote %+v", read, wrote)
 	}
 	if h.Setup.Model != "m" || r.End() == nil || !r.End().Interrupted || r.Truncated() {
 		t.Errorf("header %+v end %+v truncated %v", h.Setup, r.End(), r.Truncated())

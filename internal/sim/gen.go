@@ -29,6 +29,7 @@ type gen struct {
 	choice   string
 	tool     string
 	required []string
+	metrics  bool // vLLM's metrics object on the usage chunk (include_metrics)
 	// The prompt's tokens for the prefix cache (promptKeys): a chat
 	// request's messages, a raw prompt's template tokens before its text,
 	// or the ids it came as.
@@ -246,6 +247,7 @@ func (rp *reply) event(ctx context.Context, ev Event) bool {
 	if ev.Tokens > 0 {
 		if x.firstAt.IsZero() {
 			x.firstAt, x.admitted = ev.At, rp.st.Admitted()
+			rp.tr.first(x.admitted, x.firstAt)
 		}
 		x.cached = ev.Cached
 		x.lastAt = ev.At

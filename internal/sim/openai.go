@@ -33,6 +33,9 @@ type openAIRequest struct {
 	ToolChoice  json.RawMessage `json:"tool_choice"`
 	// CachePrompt is llama.cpp's (on when absent); other engines ignore it.
 	CachePrompt *bool `json:"cache_prompt"`
+	// IncludeMetrics asks vLLM for the request's timings (its metrics
+	// object), given where the server reports them (Wire.RequestTimes).
+	IncludeMetrics bool `json:"include_metrics"`
 }
 
 type chatMessage struct {
@@ -154,6 +157,7 @@ func (s *Server) parseOpenAI(w http.ResponseWriter, r *http.Request, chat bool) 
 	if chat {
 		g.tools, g.choice = offers(req.Tools), readChoice(req.ToolChoice)
 	}
+	g.metrics = req.IncludeMetrics && s.p.Wire.RequestTimes && s.p.Engine == "vllm"
 	if req.MinTokens > 0 && req.MinTokens > g.maxTokens {
 		openAIError(w, 400, "min_tokens must not exceed max_tokens")
 		return nil, false
@@ -210,6 +214,8 @@ type openAIChunk struct {
 	Usage any `json:"usage,omitempty"`
 	// Timings are llama.cpp's, on its last chunk.
 	Timings map[string]any `json:"timings,omitempty"`
+	// Metrics are vLLM's per-request timings, on its usage chunk.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // null is JSON's null, for the fields an engine sends empty.
@@ -412,6 +418,9 @@ func (f *openAIFormat) end(b []byte, x *exchange, ev Event) []byte {
 		c.Choices = []openAIChoice{}
 		if f.s.im.timings {
 			c.Timings = llamaTimings(x, ev)
+		}
+		if x.g.metrics {
+			c.Metrics = vllmMetrics(x, ev)
 		}
 		b = f.put(b, c)
 	}

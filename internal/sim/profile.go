@@ -235,6 +235,13 @@ type Wire struct {
 	// WrongAnswers answers exact-answer questions wrongly: a fast but
 	// broken configuration that correctness checks must catch.
 	WrongAnswers bool `yaml:"wrong_answers"`
+	// RequestTimes reports each request's time before its first forward
+	// step, as a server started to do so does: SGLang's last meta_info
+	// gains inference_time (--enable-metrics), from the request's first
+	// step (its admission) to its end; vLLM's usage chunk gains its
+	// metrics object (queue_time_ms …) when the request asks
+	// include_metrics (--enable-per-request-metrics).
+	RequestTimes bool `yaml:"request_times"`
 }
 
 // faultRoutes are the routes faults can strike: the generation routes,

@@ -93,6 +93,7 @@ type sglangMeta struct {
 	CompletionTokens int      `json:"completion_tokens"`
 	CachedTokens     int      `json:"cached_tokens"`
 	E2ELatency       *float64 `json:"e2e_latency,omitempty"`
+	InferenceTime    *float64 `json:"inference_time,omitempty"` // Wire.RequestTimes
 	SpecVerifyCt     *int     `json:"spec_verify_ct,omitempty"`
 	SpecAcceptLength *float64 `json:"spec_accept_length,omitempty"`
 }
@@ -128,6 +129,10 @@ func (f *sglangFormat) obj(x *exchange, ev Event) sglangEvent {
 		}
 		lat := time.Since(x.arrived).Seconds()
 		e.MetaInfo.E2ELatency = &lat
+		if f.s.p.Wire.RequestTimes && !x.admitted.IsZero() {
+			inf := time.Since(x.admitted).Seconds()
+			e.MetaInfo.InferenceTime = &inf
+		}
 		if x.spec && ev.VerifySteps > 0 {
 			ct := ev.VerifySteps
 			acc := float64(ev.Total) / float64(ct)

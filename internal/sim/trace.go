@@ -18,10 +18,15 @@ type TraceRequest struct {
 	OutputTokens int    `json:"output_tokens"`
 	// Tool is the tool the answer called, ToolTokens the output tokens
 	// of its arguments (the rest were reasoning); empty for no call.
-	Tool       string       `json:"tool,omitempty"`
-	ToolTokens int          `json:"tool_tokens,omitempty"`
-	Arrived    time.Time    `json:"arrived"`
-	Chunks     []TraceChunk `json:"chunks"`
+	Tool       string    `json:"tool,omitempty"`
+	ToolTokens int       `json:"tool_tokens,omitempty"`
+	Arrived    time.Time `json:"arrived"`
+	// Admitted is when the engine gave the request its slot (the end of
+	// its queue) and FirstStep when the step that made its first token
+	// ended (the end of its prefill); zero when no token was made.
+	Admitted  time.Time    `json:"admitted,omitzero"`
+	FirstStep time.Time    `json:"first_step,omitzero"`
+	Chunks    []TraceChunk `json:"chunks"`
 	// Status is ok, cancelled, or the fault injected ("fault: reset").
 	Status string `json:"status"`
 	// LateSteps counts the engine steps this request ran in that ended late
@@ -92,6 +97,13 @@ func (t *tracer) begin(id uint64, reqID, route, proto string, prompt, maxTokens 
 		return nil
 	}
 	return &traceEntry{TraceRequest: TraceRequest{ID: id, RequestID: reqID, Route: route, Proto: proto, PromptTokens: prompt, MaxTokens: maxTokens, Arrived: arrived}}
+}
+
+// first stamps the engine's admission and first step of the request.
+func (e *traceEntry) first(admitted, step time.Time) {
+	if e != nil {
+		e.Admitted, e.FirstStep = admitted, step
+	}
 }
 
 func (e *traceEntry) chunk(at time.Time, tokens int) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"time"
 )
 
 // vLLM: the OpenAI routes (openai.go) with "logprobs": null, /version,
@@ -37,4 +38,18 @@ func init() {
 		nullLogprobs: true,
 		stopReason:   true,
 	})
+}
+
+// vllmMetrics are vLLM's per-request timings (--enable-per-request-metrics,
+// include_metrics): queue_time_ms from arrival to admission, the rest as
+// vLLM's Prometheus histograms time them (TTFT from arrival, generation
+// from the first token to the last).
+func vllmMetrics(x *exchange, ev Event) map[string]float64 {
+	msOf := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	_, gen := x.engineTimes()
+	m := map[string]float64{"queue_time_ms": msOf(x.admitted.Sub(x.arrived)), "time_to_first_token_ms": msOf(x.firstAt.Sub(x.arrived)), "generation_time_ms": msOf(gen)}
+	if n := ev.Total - 1; n > 0 && gen > 0 {
+		m["mean_itl_ms"], m["tokens_per_second"] = msOf(gen)/float64(n), float64(n)/gen.Seconds()
+	}
+	return m
 }

@@ -36,6 +36,7 @@ type Acc struct {
 	// Per-request samples, in milliseconds or tok/s.
 	queue, wait, ttft, ttfo, e2e, tpot, decode, reqTokS []float64
 	srvDecode, srvE2E                                   []float64
+	split                                               splitAcc
 	// sent and done of every measured request, for the steady state.
 	sent, done []time.Duration
 	// turns gathers a conversation's requests by turn (index turn-1).
@@ -154,18 +155,7 @@ func (a *Acc) Add(r *record.Record) {
 	a.chunks += len(r.Chunks)
 	a.buffered += r.Buffered
 	a.coalesced += r.Coalesced
-	if t := r.Server; t != nil {
-		s.ServerTimed++
-		if t.Compute {
-			s.ServerCompute++
-		}
-		if v := t.DecodeTokS(); v > 0 {
-			a.srvDecode = append(a.srvDecode, v)
-		}
-		if t.E2EMs > 0 {
-			a.srvE2E = append(a.srvE2E, t.E2EMs)
-		}
-	}
+	a.server(r)
 	if len(r.Chunks) == 0 {
 		return
 	}
@@ -187,6 +177,26 @@ func (a *Acc) Add(r *record.Record) {
 		a.tpot = append(a.tpot, tpot)
 		a.decode = append(a.decode, d)
 	}
+}
+
+// server takes what the server reported about an ok request: its decode
+// speed, E2E and the TTFT split.
+func (a *Acc) server(r *record.Record) {
+	t := r.Server
+	if t == nil {
+		return
+	}
+	a.s.ServerTimed++
+	if t.Compute {
+		a.s.ServerCompute++
+	}
+	if v := t.DecodeTokS(); v > 0 {
+		a.srvDecode = append(a.srvDecode, v)
+	}
+	if t.E2EMs > 0 {
+		a.srvE2E = append(a.srvE2E, t.E2EMs)
+	}
+	a.split.add(r)
 }
 
 // shorten cuts s to n bytes at a rune boundary, marking the cut.
@@ -348,6 +358,7 @@ func (a *Acc) Stage() Stage {
 	s.TTFT, s.TTFO, s.E2E = d.ttft, d.ttfo, d.e2e
 	s.TPOT, s.DecodeTokS, s.RequestTokS = d.tpot, d.decode, d.reqTokS
 	s.ServerDecodeTokS, s.ServerE2E = d.srvDecode, d.srvE2E
+	s.TTFTSplit = a.split.split()
 	s.ICL, s.ITL = d.icl, d.itl
 	s.Turns = a.turnFigures()
 	s.Sessions = a.sessions.figures()

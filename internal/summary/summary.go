@@ -120,6 +120,9 @@ type Stage struct {
 	ServerCompute    int        `json:"server_compute_only,omitempty"` // of them, decode times of compute only
 	ServerDecodeTokS stats.Dist `json:"server_decode_tok_s"`
 	ServerE2E        stats.Dist `json:"server_e2e_ms"`
+	// TTFTSplit is where the TTFT went, by the parts the server reported;
+	// nil when it reported none.
+	TTFTSplit *Split `json:"ttft_split,omitempty"`
 
 	// Turns are a multi-turn stage's figures by turn (METRICS.md §2):
 	// the first turn of every conversation, the second, and so on.
