@@ -32,6 +32,10 @@ type Profile struct {
 	GPUs          int     `yaml:"gpus"`
 	GPU           string  `yaml:"gpu"`
 	LoadS         float64 `yaml:"load_s"` // /health answers 503 this long after start
+	// Hardware is what the deployment is stated to run: the client holds
+	// its figures to what that hardware physically allows, whatever the
+	// timing below makes of them. nil: not stated.
+	Hardware *Hardware `yaml:"hardware"`
 
 	MaxRunning     int `yaml:"max_running"`     // running requests at most
 	KVTokens       int `yaml:"kv_tokens"`       // KV pool, in tokens
@@ -81,6 +85,17 @@ type Profile struct {
 	// Degrade makes the server get worse as it runs (see Degrade); nil:
 	// it never does.
 	Degrade *Degrade `yaml:"degrade"`
+}
+
+// Hardware is a profile's stated GPUs and model; GPU and GPUs, when set,
+// stand for the profile's own.
+type Hardware struct {
+	GPU             string  `yaml:"gpu"`
+	GPUs            int     `yaml:"gpus"`
+	ParamsB         float64 `yaml:"params_b"`
+	ActiveParamsB   float64 `yaml:"active_params_b"`
+	Precision       string  `yaml:"precision"`
+	KVBytesPerToken float64 `yaml:"kv_bytes_per_token"`
 }
 
 // Reasoning is a reasoning model's thinking before its visible answer.
@@ -304,7 +319,29 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	if err := p.fill(); err != nil {
 		return nil, yamlfile.Locate(file, data, err)
 	}
+	if err := p.Hardware.check(); err != nil {
+		return nil, yamlfile.Locate(file, data, err)
+	}
 	return p, nil
+}
+
+// check refuses stated hardware no bound could rest on.
+func (h *Hardware) check() error {
+	switch {
+	case h == nil:
+		return nil
+	case h.GPUs < 0:
+		return bad("hardware.gpus", "must not be negative, got %d", h.GPUs)
+	case !(h.ParamsB > 0) || h.ParamsB > 1e6:
+		return bad("hardware.params_b", "must be the model's parameters in billions, got %v", h.ParamsB)
+	case h.ActiveParamsB < 0 || h.ActiveParamsB > h.ParamsB:
+		return bad("hardware.active_params_b", "must be between 0 (all) and params_b (%v), got %v", h.ParamsB, h.ActiveParamsB)
+	case h.Precision == "":
+		return bad("hardware.precision", "is required with params_b (bf16, fp8, int4 …)")
+	case h.KVBytesPerToken < 0:
+		return bad("hardware.kv_bytes_per_token", "must not be negative, got %v", h.KVBytesPerToken)
+	}
+	return nil
 }
 
 func bad(field, format string, args ...any) error { return yamlfile.Fieldf(field, format, args...) }
