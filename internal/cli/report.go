@@ -40,7 +40,9 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	var withheld []string
-	each := func(e *env) error { return reportEach(ctx, paths, format, runView{ps, wide, cf.gpus, &cf.hw}, e, &withheld) }
+	each := func(e *env) error {
+		return reportEach(ctx, paths, format, runView{ps, wide, cf.gpus, &cf.hw}, e, &withheld)
+	}
 	if together(format) {
 		each = func(e *env) error { return cf.reportTogether(ctx, paths, format, e, &withheld) }
 	}
