@@ -110,7 +110,7 @@ func (b *Bound) Inputs() string {
 	if b.KVBytesPerToken > 0 {
 		kv = fmt.Sprintf("KV %.0f B/token × %.0f tokens of context", b.KVBytesPerToken, b.ContextTokens)
 	}
-	return fmt.Sprintf("%d × %s (%.2f TB/s, %.0f TFLOPS), %.4g B active params × %.2g bytes, batch %.1f, %.2g tokens a step, %s",
+	return fmt.Sprintf("%d × %s (%.2f TB/s, %.0f TFLOPS), %.4g B active params × %.2g bytes, batch %.1f, %.3g tokens a step per sequence, %s",
 		b.GPUs, b.GPU, b.TBs, b.TFLOPS, b.ParamsB, b.BytesPerParam, b.Batch, b.StepTokens, kv)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/record"
 )
 
 // CostLines are a stage's cost per token and the physical bound on its
@@ -13,8 +14,8 @@ import (
 func CostLines(s *analyze.Stage) []string {
 	var out []string
 	if c := s.Cost; c != nil {
-		out = append(out, fmt.Sprintf("%s: cost $%.4g per million output tokens (%d GPUs × $%.2f a GPU-hour × %.1f s / %d tokens; GPU count from the %s)",
-			analyze.Label(s.Stage), c.USDPerMTok, c.GPUs, c.GPUHourUSD, s.WallS, s.OutputTokens, c.GPUsFrom))
+		out = append(out, fmt.Sprintf("%s: cost $%.4g per million output tokens (%s × $%.2f a GPU-hour × %.1f s / %d tokens; GPU count from the %s)",
+			analyze.Label(s.Stage), c.USDPerMTok, record.Plural(c.GPUs, "GPU"), c.GPUHourUSD, s.WallS, s.OutputTokens, c.GPUsFrom))
 	}
 	if b := s.Bound; b != nil {
 		verdict := "within it"
