@@ -40,7 +40,7 @@ func costColumns(r *analyze.Run) ([]Column, func(s *analyze.Stage) []any) {
 	var cols []Column
 	var cells []func(s *analyze.Stage) any
 	if energy {
-		cols = append(cols, Column{"energy", "J/1000 tok", 2})
+		cols = append(cols, Column{"J per 1000 tokens", "", 2})
 		cells = append(cells, func(s *analyze.Stage) any {
 			if s.GPU == nil || s.GPU.JPer1000Tokens <= 0 {
 				return math.NaN()
@@ -49,7 +49,7 @@ func costColumns(r *analyze.Run) ([]Column, func(s *analyze.Stage) []any) {
 		})
 	}
 	if cost {
-		cols = append(cols, Column{"cost", "USD/Mtok", 4})
+		cols = append(cols, Column{"USD per Mtok", "", 4})
 		cells = append(cells, func(s *analyze.Stage) any {
 			if s.Cost == nil {
 				return math.NaN()
@@ -58,7 +58,7 @@ func costColumns(r *analyze.Run) ([]Column, func(s *analyze.Stage) []any) {
 		})
 	}
 	if bound {
-		cols = append(cols, Column{"decode bound", "tok/s/GPU", 1}, Column{"impossible", "", -1})
+		cols = append(cols, Column{"decode bound per GPU", "tok/s", 1}, Column{"impossible", "", -1})
 		cells = append(cells, func(s *analyze.Stage) any {
 			if s.Bound == nil {
 				return math.NaN()
