@@ -17,11 +17,11 @@ type hwFlags struct {
 }
 
 func (f *hwFlags) register(fs *flagSet) {
-	fs.Float64Var(&f.price, "gpu-hour-price", 0, "USD one GPU costs an hour: the cost per million output tokens (GPUs × price × wall time / tokens)")
-	fs.StringVar(&f.params, "model-params", "", "the model's parameters, e.g. 70B or 397B: the physical bound on its tok/s (with --precision and --gpu-type)")
-	fs.StringVar(&f.active, "active-params", "", "parameters active per token of a mixture of experts, e.g. 17B (default: all of --model-params)")
-	fs.StringVar(&f.precision, "precision", "", "the weights' precision: bf16, fp16, fp8, int8, fp4, int4 …")
-	fs.Float64Var(&f.kvBytes, "kv-bytes-per-token", 0, "KV cache bytes per token of context, all layers (default: unknown, the bound leaves KV reads out)")
+	fs.Float64Var(&f.price, "gpu-hour-price", 0, "`USD` one GPU costs an hour: the cost per million output tokens (GPUs × price × wall time / tokens)")
+	fs.StringVar(&f.params, "model-params", "", "the model's parameters, `N`: 70B, 397B …; the physical bound on its tok/s (with --precision and --gpu-type)")
+	fs.StringVar(&f.active, "active-params", "", "parameters active per token of a mixture of experts, `N`: 17B … (default: all of --model-params)")
+	fs.StringVar(&f.precision, "precision", "", "the weights' precision, `P`: bf16, fp16, fp8, int8, fp4, int4 …")
+	fs.Float64Var(&f.kvBytes, "kv-bytes", 0, "KV cache `BYTES` per token of context, all layers (default: unknown, the bound leaves KV reads out)")
 }
 
 // hardware is the stated model (nil when no size is given) or a usage
@@ -31,7 +31,7 @@ func (f *hwFlags) hardware() (*record.Hardware, error) {
 	case f.price < 0:
 		return nil, usagef("--gpu-hour-price %g: want USD per GPU-hour, ≥ 0", f.price)
 	case f.kvBytes < 0:
-		return nil, usagef("--kv-bytes-per-token %g: want bytes, ≥ 0", f.kvBytes)
+		return nil, usagef("--kv-bytes %g: want bytes, ≥ 0", f.kvBytes)
 	case f.params == "" && (f.active != "" || f.precision != ""):
 		return nil, usagef("--active-params and --precision need --model-params")
 	case f.params == "":
