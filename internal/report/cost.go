@@ -91,3 +91,13 @@ func orNaN(v float64) float64 {
 	}
 	return v
 }
+
+// energyLines are an experiment cell's energy and cost figures, each
+// after who is compared with whom.
+func energyLines(who string, fs []analyze.EnergyFigure) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, who+": "+EnergyLine(f))
+	}
+	return out
+}
