@@ -232,3 +232,35 @@ func TestImpossibleProfileIsFlagged(t *testing.T) {
 		})
 	}
 }
+
+// Bad hardware or price flags are refused before anything is sent,
+// naming the flag and what it wants; a count reads 70B, 1.5T or 500M.
+func TestHardwareFlagsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model-params", "seventy"}, "--model-params \"seventy\": want a parameter count"},
+		{[]string{"--model-params", "-3B", "--precision", "bf16"}, "--model-params \"-3B\""},
+		{[]string{"--model-params", "70B"}, "--precision \"\": want bf16"},
+		{[]string{"--model-params", "70B", "--precision", "q4_k_m"}, "--precision \"q4_k_m\""},
+		{[]string{"--model-params", "17B", "--active-params", "70B", "--precision", "fp8"}, "--active-params 70B is more than --model-params 17B"},
+		{[]string{"--precision", "fp8"}, "--active-params and --precision need --model-params"},
+		{[]string{"--gpu-hour-price", "-1"}, "--gpu-hour-price -1"},
+		{[]string{"--kv-bytes", "-1"}, "--kv-bytes -1"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			_, errw, code := runCLI(t, append([]string{"run", "--requests", "1"}, tc.args...)...)
+			if code != 2 || !strings.Contains(errw, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errw, tc.want)
+			}
+		})
+	}
+	for s, want := range map[string]float64{"70B": 70, "397b": 397, "1.5T": 1500, "500M": 0.5, "8.03": 8.03} {
+		if got, err := billions("--model-params", s); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: %v %v, want %v billions", s, got, err, want)
+		}
+	}
+}
