@@ -95,6 +95,9 @@ func (b *Bound) over(s *Stage) []string {
 	if s.DecodeTokS.N > 0 && s.DecodeTokS.P50 > b.RequestTokS {
 		out = append(out, fmt.Sprintf("one request's decode %.1f tok/s (p50) > %.1f", s.DecodeTokS.P50, b.RequestTokS))
 	}
+	if d := s.ServerDecodeTokS; d.N > 0 && d.P50 > b.RequestTokS {
+		out = append(out, fmt.Sprintf("one request's decode by the server's timings %.1f tok/s (p50) > %.1f", d.P50, b.RequestTokS))
+	}
 	if s.WallS > 0 {
 		computed := float64(s.PromptTokens-s.CachedTokens+s.OutputTokens) / s.WallS / g
 		if computed > b.ComputeTokS {

@@ -136,6 +136,7 @@ func TestBoundFlagsEachFigure(t *testing.T) {
 	}{
 		{"server count", "the server's generated", func(s *Stage) { s.Server = &ServerReading{GeneratedTokS: &gen} }},
 		{"one request", "one request's decode", func(s *Stage) { s.DecodeTokS = stats.Dist{N: 10, P50: 2 * b.RequestTokS} }},
+		{"server's timings", "by the server's timings", func(s *Stage) { s.ServerDecodeTokS = stats.Dist{N: 10, P50: 2 * b.RequestTokS} }},
 		{"prompts", "by compute", func(s *Stage) { s.PromptTokens = int(2 * b.ComputeTokS * s.WallS) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +151,18 @@ func TestBoundFlagsEachFigure(t *testing.T) {
 	}
 	if s := base; len(boundOf(&s, hw, "H100 SXM", 1).Over) != 0 {
 		t.Errorf("the plain stage is flagged")
+	}
+	// Speculative decoding gives a sequence several tokens a step: twice
+	// the one-token bound is possible at an acceptance length of 3.
+	spec := base
+	spec.AggregateTokS = 2 * b.DecodeTokS
+	spec.Server = &ServerReading{SpecLength: 3}
+	if got := boundOf(&spec, hw, "H100 SXM", 1); got.StepTokens != 3 || len(got.Over) != 0 {
+		t.Errorf("speculative: %v tokens a step, over %q", got.StepTokens, got.Over)
+	}
+	spec.Server = nil
+	if got := boundOf(&spec, hw, "H100 SXM", 1); len(got.Over) != 1 {
+		t.Errorf("twice the bound without speculation: over %q", got.Over)
 	}
 	if boundOf(&base, hw, "a GPU no table lists", 1) != nil || boundOf(&base, &record.Hardware{ParamsB: 70, Precision: "q4_k_m"}, "H100", 1) != nil {
 		t.Errorf("a bound from an unknown GPU or precision")
