@@ -264,3 +264,35 @@ func TestEnergyComparisonIsFair(t *testing.T) {
 		})
 	}
 }
+
+// An experiment's cells set their energy and cost beside the base's: a
+// configuration of the same work gets its ratio, one whose requests were
+// four times as long is refused, naming the output length.
+func TestExperimentEnergyAgainstTheBase(t *testing.T) {
+	t.Parallel()
+	mk := func(seed uint64, out int) *Run {
+		r := runOf([]int{8}, []float64{50}, seed)
+		r.Setup.GPUHourUSD, r.Setup.Hardware = 2, &record.Hardware{ParamsB: 8, Precision: "fp8"}
+		s := &r.Stages[0]
+		s.OutputTokens, s.PromptTokens, s.EffectiveConcurrency, s.WallS = out*s.OK, 256*s.OK, 7.9, 40
+		s.GPU = &GPUReading{GPUs: 8, Names: []string{"H100"}, JPer1000Tokens: 500 + float64(out)}
+		r.Account()
+		return r
+	}
+	e := &Experiment{Configs: []ExperimentConfig{{Name: "a", OK: true, Run: mk(1, 100)}, {Name: "same", OK: true, Run: mk(2, 100)}, {Name: "long", OK: true, Run: mk(3, 400)}}}
+	e.CompareConfigs([]int{8})
+	cells := e.Levels[0].Cells
+	if len(cells[0].Energy) != 0 || len(cells[1].Energy) != 2 || len(cells[2].Energy) != 2 {
+		t.Fatalf("energy per cell: %d %d %d, want none for the base, J and $ for the others", len(cells[0].Energy), len(cells[1].Energy), len(cells[2].Energy))
+	}
+	for _, f := range cells[1].Energy {
+		if f.Verdict != "comparable" || math.Abs(f.Ratio-f.BV/f.A) > 1e-12 {
+			t.Errorf("same work: %+v", f)
+		}
+	}
+	for _, f := range cells[2].Energy {
+		if f.Verdict != "refused: different output length (100 vs 400 tokens)" || f.Ratio != 0 {
+			t.Errorf("four times the output: %+v", f)
+		}
+	}
+}
