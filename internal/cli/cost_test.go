@@ -221,6 +221,7 @@ func TestImpossibleProfileIsFlagged(t *testing.T) {
 			if want := max(1, s.Effective) / c.floorMs * 1e3 / float64(c.gpus); math.Abs(s.Bound.DecodeTokS/want-1) > 1e-6 {
 				t.Errorf("bound %.2f tok/s per GPU, the floor gives %.2f", s.Bound.DecodeTokS, want)
 			}
+			t.Logf("measured %.1f tok/s per GPU, bound %.1f (%.2f×)", s.AggregateTokS/float64(c.gpus), s.Bound.DecodeTokS, s.AggregateTokS/float64(c.gpus)/s.Bound.DecodeTokS)
 			flagged := false
 			for _, w := range run.Warnings {
 				flagged = flagged || w.Check == "impossible"
