@@ -41,6 +41,8 @@ type Bound struct {
 	// tokens not served from a cache and output tokens together: FLOPS /
 	// (2·active params).
 	ComputeTokS float64 `json:"compute_tok_s_per_gpu"`
+	// from says where the model's size came from, when not from the user.
+	from string
 	// Over are the figures above the bound, each with its bound; empty:
 	// every figure is possible.
 	Over []string `json:"impossible,omitempty"`
@@ -54,6 +56,9 @@ func boundOf(s *Stage, hw *record.Hardware, gpu string, gpus int) *Bound {
 		return nil
 	}
 	bpp, ok := PrecisionBytes(hw.Precision)
+	if !ok && hw.BytesPerParam > 0 {
+		bpp, ok = hw.BytesPerParam, true // the server's file size says it
+	}
 	params := hw.ActiveParamsB
 	if params <= 0 {
 		params = hw.ParamsB
@@ -63,6 +68,9 @@ func boundOf(s *Stage, hw *record.Hardware, gpu string, gpus int) *Bound {
 	}
 	b := &Bound{GPU: spec.Name, GPUs: gpus, TBs: spec.TBs, TFLOPS: spec.TFLOPS(bpp), ParamsB: params, BytesPerParam: bpp,
 		Batch: max(1, s.EffectiveConcurrency), StepTokens: 1, KVBytesPerToken: hw.KVBytesPerToken}
+	if hw.From != "" {
+		b.from = "; the model's size from " + hw.From
+	}
 	if hw.KVBytesPerToken > 0 && s.OK > 0 {
 		b.ContextTokens = float64(s.PromptTokens) / float64(s.OK)
 	}
@@ -114,7 +122,7 @@ func (b *Bound) Inputs() string {
 		kv = fmt.Sprintf("KV %.0f B/token × %.0f tokens of context", b.KVBytesPerToken, b.ContextTokens)
 	}
 	return fmt.Sprintf("%d × %s (%.2f TB/s, %.0f TFLOPS), %.4g B active params × %.2g bytes, batch %.1f, %.3g tokens a step per sequence, %s",
-		b.GPUs, b.GPU, b.TBs, b.TFLOPS, b.ParamsB, b.BytesPerParam, b.Batch, b.StepTokens, kv)
+		b.GPUs, b.GPU, b.TBs, b.TFLOPS, b.ParamsB, b.BytesPerParam, b.Batch, b.StepTokens, kv) + b.from
 }
 
 // boundWarning is the stage's "impossible" warning, or nil.

@@ -373,6 +373,8 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 	}
 	if t.Hardware != nil {
 		s.Setup.Hardware = t.Hardware
+	} else if s.Setup.Hardware == nil {
+		s.Setup.Hardware = backend.ModelSize(ctx, s.client, s.base, t.APIKey, s.Setup.Model)
 	}
 	s.Setup.GPUHourUSD = t.GPUHourUSD
 	return s, nil
@@ -437,7 +439,7 @@ func (s *Session) startSim(ctx context.Context) error {
 	if h := p.Hardware; h != nil {
 		// What the profile says it runs on, which its timing may belie.
 		s.Setup.GPUs, s.Setup.GPU = cmp.Or(h.GPUs, p.GPUs), cmp.Or(h.GPU, p.GPU)
-		s.Setup.Hardware = &record.Hardware{ParamsB: h.ParamsB, ActiveParamsB: h.ActiveParamsB, Precision: h.Precision, KVBytesPerToken: h.KVBytesPerToken}
+		s.Setup.Hardware = &record.Hardware{ParamsB: h.ParamsB, ActiveParamsB: h.ActiveParamsB, Precision: h.Precision, KVBytesPerToken: h.KVBytesPerToken, From: "the simulator's profile"}
 	}
 	fmt.Fprintf(s.env.progress(), "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
 	return nil

@@ -265,3 +265,52 @@ func TestHardwareFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Against llama-server, the model's size is read from its /v1/models
+// (meta.n_params and meta.size, here the simulator's llama.cpp stating a
+// 70B model in 4-bit weights): with only --gpu-type and --gpus given, the
+// bound rests on it, says so, and flags steps a fifth of what an H100
+// needs to read those weights.
+func TestBoundFromTheServersModelSize(t *testing.T) {
+	t.Parallel()
+	const floorMs = 70e9 * 0.5 / 3.35e12 * 1e3 // 35 GB over one H100's 3.35 TB/s
+	p, err := sim.ParseProfile("p.yaml", []byte(fmt.Sprintf("name: llama70\nengine: llamacpp\nhardware: {params_b: 70, precision: q4_0}\ndecode:\n  linear: {a_ms: %g, c_ms: 0}\nprefill:\n  per_token_us: 1\n", 0.2*floorMs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url, stop, err := sim.Start(t.Context(), p, "127.0.0.1:0", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	out, errw, code := runCLI(t, "run", "--url", url, "--gpu-type", "H100", "--gpus", "1", "-c", "4", "--requests", "8", "--output-tokens", "32", "--format", "json", "-o", filepath.Join(t.TempDir(), "r.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	var run struct {
+		Setup struct {
+			Hardware struct {
+				ParamsB       float64 `json:"params_b"`
+				BytesPerParam float64 `json:"bytes_per_param"`
+				From          string  `json:"from"`
+			} `json:"hardware"`
+		} `json:"setup"`
+	}
+	json.Unmarshal([]byte(out), &run)
+	if h := run.Setup.Hardware; h.ParamsB != 70 || h.BytesPerParam != 0.5 || h.From != "the server's /v1/models meta" {
+		t.Errorf("setup.hardware %+v; want 70B of 0.5 bytes from the server", h)
+	}
+	r := readCostRun(t, out, errw)
+	if s := r.Stages[0]; s.Bound == nil || len(s.Bound.Over) == 0 {
+		t.Fatalf("not flagged:\n%s", out)
+	}
+	var text string
+	for _, w := range r.Warnings {
+		if w.Check == "impossible" {
+			text = w.Text
+		}
+	}
+	if !strings.Contains(text, "the model's size from the server's /v1/models meta") {
+		t.Errorf("the warning does not say where the size came from: %q", text)
+	}
+}

@@ -63,6 +63,13 @@ type Hardware struct {
 	// KVBytesPerToken is the KV cache one token of context holds, summed
 	// over layers (0: unknown, and the bound leaves the KV reads out).
 	KVBytesPerToken float64 `json:"kv_bytes_per_token,omitempty"`
+	// BytesPerParam is the weights' mean bytes a parameter where a server
+	// states their size (a GGUF's mix of quantizations), for a Precision
+	// it does not name.
+	BytesPerParam float64 `json:"bytes_per_param,omitempty"`
+	// From says where the size came from when not from the user: a
+	// simulator profile, or the server's own answer.
+	From string `json:"from,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one

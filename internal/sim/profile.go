@@ -325,6 +325,21 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	return p, nil
 }
 
+// weightBytes is the bytes a weight of the stated precision takes, as
+// llama-server's meta.size counts them (2 where the precision is not one
+// of these).
+func (h *Hardware) weightBytes() float64 {
+	switch strings.ToLower(h.Precision) {
+	case "fp32":
+		return 4
+	case "fp8", "int8", "q8_0":
+		return 1
+	case "fp4", "nvfp4", "mxfp4", "int4", "q4_0":
+		return 0.5
+	}
+	return 2
+}
+
 // check refuses stated hardware no bound could rest on.
 func (h *Hardware) check() error {
 	switch {
