@@ -22,13 +22,13 @@ type Setup struct {
 	Sampling  Sampling `json:"sampling"`
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
+	SLO       SLO      `json:"slo,omitzero"`
 	// Hardware is the model's stated size and precision, for the physical
 	// bound on the figures (nil: not stated).
 	Hardware *Hardware `json:"hardware,omitempty"`
 	// GPUHourUSD is the price of one GPU for an hour, for the cost per
 	// token (0: none given).
 	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"`
-	SLO        SLO     `json:"slo,omitzero"`
 	// GPUMetrics is where the GPU readings came from: a DCGM exporter's
 	// URL (without credentials), or empty for a local nvidia-smi.
 	GPUMetrics string `json:"gpu_metrics,omitempty"`
