@@ -66,8 +66,15 @@ func boundOf(s *Stage, hw *record.Hardware, gpu string, gpus int) *Bound {
 	if !ok || params <= 0 {
 		return nil
 	}
+	batch := s.EffectiveConcurrency
+	if !(batch > 0) {
+		batch = float64(s.Concurrency) // another tool's file may state no mean in flight
+	}
+	if !(batch > 0) {
+		return nil // no batch: any bound would be a guess
+	}
 	b := &Bound{GPU: spec.Name, GPUs: gpus, TBs: spec.TBs, TFLOPS: spec.TFLOPS(bpp), ParamsB: params, BytesPerParam: bpp,
-		Batch: max(1, s.EffectiveConcurrency), StepTokens: 1, KVBytesPerToken: hw.KVBytesPerToken}
+		Batch: max(1, batch), StepTokens: 1, KVBytesPerToken: hw.KVBytesPerToken}
 	if hw.From != "" {
 		b.from = "; the model's size from " + hw.From
 	}

@@ -22,7 +22,7 @@ type Cost struct {
 // costOf is stage s's cost at usd per GPU-hour over gpus GPUs; nil with
 // no price, no GPU count or no output token.
 func costOf(s *Stage, usd float64, gpus int, from string) *Cost {
-	if usd <= 0 || gpus <= 0 || s.OutputTokens <= 0 || s.WallS <= 0 {
+	if !(usd > 0) || gpus <= 0 || s.OutputTokens <= 0 || !(s.WallS > 0) {
 		return nil
 	}
 	return &Cost{GPUHourUSD: usd, GPUs: gpus, GPUsFrom: from,

@@ -127,7 +127,7 @@ func TestBoundFlagsOnlyWhatExceedsIt(t *testing.T) {
 func TestBoundFlagsEachFigure(t *testing.T) {
 	t.Parallel()
 	hw := &record.Hardware{ParamsB: 70, Precision: "bf16"}
-	base := Stage{Stage: summary.Stage{OK: 10, Requests: 10, EffectiveConcurrency: 8, WallS: 10, AggregateTokS: 10, OutputTokens: 100, PromptTokens: 1000}}
+	base := Stage{Stage: summary.Stage{Concurrency: 8, OK: 10, Requests: 10, EffectiveConcurrency: 8, WallS: 10, AggregateTokS: 10, OutputTokens: 100, PromptTokens: 1000}}
 	b := boundOf(&base, hw, "H100 SXM", 1)
 	gen := 2 * b.DecodeTokS
 	for _, tc := range []struct {
@@ -163,6 +163,18 @@ func TestBoundFlagsEachFigure(t *testing.T) {
 	spec.Server = nil
 	if got := boundOf(&spec, hw, "H100 SXM", 1); len(got.Over) != 1 {
 		t.Errorf("twice the bound without speculation: over %q", got.Over)
+	}
+	// Another tool's file may state no mean in flight: its concurrency
+	// stands in, and with neither there is no bound (batch 1 would flag
+	// any busy server).
+	foreign := base
+	foreign.EffectiveConcurrency = 0
+	if got := boundOf(&foreign, hw, "H100 SXM", 1); got == nil || got.Batch != 8 {
+		t.Errorf("no mean in flight, C=%d: %+v", foreign.Concurrency, got)
+	}
+	foreign.Concurrency = 0
+	if got := boundOf(&foreign, hw, "H100 SXM", 1); got != nil {
+		t.Errorf("a bound with no batch known: %+v", got)
 	}
 	if boundOf(&base, hw, "a GPU no table lists", 1) != nil || boundOf(&base, &record.Hardware{ParamsB: 70, Precision: "q4_k_m"}, "H100", 1) != nil {
 		t.Errorf("a bound from an unknown GPU or precision")
