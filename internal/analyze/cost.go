@@ -78,7 +78,8 @@ const energyLengthTolerance = 0.10
 
 // EnergyFairness says whether stage a of run ra and stage b of run rb may
 // have their energy or cost per token compared: refused when the batch
-// (mean requests in flight), the mean input or output length, the GPU
+// (mean requests in flight, or the most the servers ran where both
+// report it), the mean input or output length, the GPU
 // count or the precision differ; qualified when the GPU count or
 // precision is unknown.
 func EnergyFairness(ra *Run, a *Stage, rb *Run, b *Stage) string {
@@ -87,6 +88,10 @@ func EnergyFairness(ra *Run, a *Stage, rb *Run, b *Stage) string {
 	mean := func(s *Stage, n int) float64 { return float64(n) / float64(max(1, s.OK)) }
 	if !near(a.EffectiveConcurrency, b.EffectiveConcurrency) {
 		diff = append(diff, fmt.Sprintf("batch (mean in flight %.1f vs %.1f)", a.EffectiveConcurrency, b.EffectiveConcurrency))
+	} else if a.Server != nil && b.Server != nil && a.Server.MaxRunning > 0 && b.Server.MaxRunning > 0 && !near(a.Server.MaxRunning, b.Server.MaxRunning) {
+		// The same load in flight, batched differently by the servers
+		// (one caps its running requests and queues the rest).
+		diff = append(diff, fmt.Sprintf("batch (the servers ran ≤ %.0f vs ≤ %.0f)", a.Server.MaxRunning, b.Server.MaxRunning))
 	}
 	if x, y := mean(a, a.PromptTokens), mean(b, b.PromptTokens); !near(x, y) {
 		diff = append(diff, fmt.Sprintf("input length (%.0f vs %.0f tokens)", x, y))

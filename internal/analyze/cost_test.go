@@ -237,7 +237,8 @@ func TestEnergyComparisonIsFair(t *testing.T) {
 	mk := func(edit func(r *Run)) *Run {
 		r := &Run{File: "b.jsonl", Setup: record.Setup{GPUs: 2, GPUHourUSD: 3, Hardware: &record.Hardware{ParamsB: 8, Precision: "bf16"}},
 			Stages: []Stage{{Stage: summary.Stage{Concurrency: 16, OK: 100, Requests: 100, EffectiveConcurrency: 15.5, PromptTokens: 100 * 512, OutputTokens: 100 * 256, WallS: 30},
-				GPU: &GPUReading{GPUs: 2, Names: []string{"H100"}, JPer1000Tokens: 400}}}}
+				Server: &ServerReading{MaxRunning: 16},
+				GPU:    &GPUReading{GPUs: 2, Names: []string{"H100"}, JPer1000Tokens: 400}}}}
 		edit(r)
 		r.Account()
 		return r
@@ -250,6 +251,9 @@ func TestEnergyComparisonIsFair(t *testing.T) {
 		{"same", "comparable", func(r *Run) { r.Stages[0].GPU.JPer1000Tokens = 300 }},
 		{"lengths within 10%", "comparable", func(r *Run) { r.Stages[0].OutputTokens = 100 * 270 }},
 		{"batch", "refused: different batch (mean in flight 15.5 vs 7.9)", func(r *Run) { r.Stages[0].EffectiveConcurrency = 7.9 }},
+		{"server batch", "refused: different batch (the servers ran ≤ 16 vs ≤ 4)", func(r *Run) {
+			r.Stages[0].Server = &ServerReading{MaxRunning: 4}
+		}},
 		{"input", "refused: different input length (512 vs 2048 tokens)", func(r *Run) { r.Stages[0].PromptTokens = 100 * 2048 }},
 		{"output", "refused: different output length (256 vs 1024 tokens)", func(r *Run) { r.Stages[0].OutputTokens = 100 * 1024 }},
 		{"GPU count", "refused: different GPU count (2 vs 4)", func(r *Run) { r.Setup.GPUs = 4 }},
