@@ -38,8 +38,8 @@ type Level struct {
 	// Sessions are those judged: the first round's left out.
 	Sessions int    `json:"sessions"`
 	Blocks   int    `json:"blocks"`
-	TTFT     Bound  `json:"ttft_p99_ms"`
-	TPOT     Bound  `json:"tpot_p99_ms"`
+	TTFT     P99    `json:"ttft_p99_ms"`
+	TPOT     P99    `json:"tpot_p99_ms"`
 	Verdict  string `json:"verdict"`
 }
 
@@ -50,15 +50,15 @@ const (
 	CannotTell = "cannot tell"
 )
 
-// Bound is an estimate with its 95% interval; Hi is +Inf where the
+// P99 is a p99 estimate with its 95% interval; Hi is +Inf where the
 // samples cannot bound it from above, and both are NaN with too few
 // blocks.
-type Bound struct {
+type P99 struct {
 	Est, Lo, Hi float64
 }
 
 // MarshalJSON writes the bound as [est, lo, hi], null where not finite.
-func (b Bound) MarshalJSON() ([]byte, error) {
+func (b P99) MarshalJSON() ([]byte, error) {
 	or := func(v float64) *float64 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil
@@ -69,7 +69,7 @@ func (b Bound) MarshalJSON() ([]byte, error) {
 }
 
 // judge places a bound against a limit (0: none set).
-func (b Bound) judge(limit float64) string {
+func (b P99) judge(limit float64) string {
 	switch {
 	case limit <= 0:
 		return Pass
@@ -202,7 +202,7 @@ func (c *Capacity) answer() string {
 }
 
 // String is "812 [790, 840]", "812 [790, ∞)" or "812 (too few blocks)".
-func (b Bound) String() string {
+func (b P99) String() string {
 	switch {
 	case math.IsNaN(b.Est):
 		return "none"

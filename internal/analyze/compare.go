@@ -408,6 +408,9 @@ type Comparison struct {
 	Files    []string        `json:"files"` // A first
 	Stages   []ComparedStage `json:"stages"`
 	Fairness []PairFairness  `json:"fairness"` // one per B
+	// Energy is each stage's J per 1000 tokens and $/Mtok of A and B,
+	// with whether they may be compared (EnergyFairness).
+	Energy []EnergyFigure `json:"energy,omitempty"`
 	// Notes say what a file lacks or how many of its requests failed: a
 	// ratio against a run whose requests failed means little.
 	Notes []string `json:"notes,omitempty"`
@@ -459,6 +462,7 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 	}
 	for _, k := range keys {
 		as := byA[k]
+		var energy []EnergyFigure
 		row := ComparedStage{Label: stageLabel(as[0].Stage), Concurrency: k.Concurrency, Rate: k.Rate}
 		for bi, r := range runs[1:] {
 			bs := byB[bi+1][k]
@@ -477,9 +481,11 @@ func Compare(runs []*Run, gpus int, gpu string) (*Comparison, error) {
 			}
 			row.Metrics = append(row.Metrics, ms)
 			row.Resolution = append(row.Resolution, Resolution(ms))
+			energy = append(energy, EnergyPair(runs[0], as[0], r, bs[0])...)
 		}
 		if row.Metrics != nil {
 			c.Stages = append(c.Stages, row)
+			c.Energy = append(c.Energy, energy...)
 		}
 	}
 	if len(c.Stages) == 0 {

@@ -128,6 +128,10 @@ type ExperimentCell struct {
 	// Withheld is why the difference is not judged: a stage of either
 	// side was not measured validly (the verdicts' gates).
 	Withheld string `json:"withheld,omitempty"`
+	// Energy is its J per 1000 tokens and $/Mtok against the base's,
+	// refused or qualified where the two differ in what they cost
+	// (EnergyFairness).
+	Energy []EnergyFigure `json:"energy,omitempty"`
 }
 
 // expSide is one configuration's stages at a level, every repeat.
@@ -194,6 +198,7 @@ func (e *Experiment) CompareConfigs(levels []int) {
 				cell.Base = true
 			} else if side.stages != nil {
 				m, why := base.pair(side)
+				cell.Energy = EnergyPair(base.run, base.stages[0], side.run, side.stages[0])
 				cell.Significant, cell.Withheld = m.Significant, why
 				cell.Of, cell.Lo, cell.Hi = finite(m.Ratio), finite(m.Lo), finite(m.Hi)
 				cell.Resolves, cell.Unit, cell.Units = finite(m.Resolves), m.Unit, m.Units

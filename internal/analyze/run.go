@@ -78,6 +78,10 @@ type Stage struct {
 	summary.Stage
 	Server *ServerReading `json:"server,omitempty"`
 	GPU    *GPUReading    `json:"gpu,omitempty"`
+	// Cost is the output tokens' cost at the GPU-hour price and Bound the
+	// most the stated hardware allows (Run.Account); nil where unknown.
+	Cost  *Cost  `json:"cost,omitempty"`
+	Bound *Bound `json:"bound,omitempty"`
 	// Host is what the client's machine did over the stage (CPU wait,
 	// pressure, steal, the client's own retransmits); absent in files
 	// written before it was read.
@@ -323,9 +327,7 @@ func (f *Fold) Run() *Run {
 	}
 	run.Repeats = RepeatsOf(run.Stages)
 	run.Warnings = append(runWarnings(run), repeatWarnings(run.Repeats)...)
-	if run.Warnings == nil {
-		run.Warnings = []Warning{} // [] in JSON, not null
-	}
+	run.Account() // [] in JSON, not null, when no warning
 	// Scaling is judged over every repeat of each level.
 	if levels := run.levels(); !run.OpenLoop && len(levels) >= 2 {
 		v := ScalingCapped(levels, run.RunningCap())

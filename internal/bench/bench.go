@@ -11,6 +11,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -186,6 +187,10 @@ type Target struct {
 	Tokenizer interface{ Count(string) int }
 	GPUs      int // GPUs behind the server, for per-GPU figures
 	GPUType   string
+	// Hardware is the served model's stated size and precision, and
+	// GPUHourUSD a GPU-hour's price (--model-params …, --gpu-hour-price).
+	Hardware   *record.Hardware
+	GPUHourUSD float64
 	// Headers go on every request to the server (--header).
 	Headers []Header
 	// ExtraBody is merged into each generation request's body (--extra-body).
@@ -367,6 +372,12 @@ func Connect(ctx context.Context, command string, t Target, env *Env) (*Session,
 	if t.GPUType != "" {
 		s.Setup.GPU = t.GPUType
 	}
+	if t.Hardware != nil {
+		s.Setup.Hardware = t.Hardware
+	} else if s.Setup.Hardware == nil {
+		s.Setup.Hardware = backend.ModelSize(ctx, s.client, s.base, t.APIKey, s.Setup.Model)
+	}
+	s.Setup.GPUHourUSD = t.GPUHourUSD
 	return s, nil
 }
 
@@ -427,6 +438,11 @@ func (s *Session) startSim(ctx context.Context) error {
 	s.cleanup = append(s.cleanup, func() { stop(); <-done })
 	s.base = "http://" + ln.Addr().String()
 	s.Setup.URL, s.Setup.Simulated, s.Setup.Profile, s.Setup.GPUs, s.Setup.GPU = s.base, true, p.Name, p.GPUs, p.GPU
+	if h := p.Hardware; h != nil {
+		// What the profile says it runs on, which its timing may belie.
+		s.Setup.GPUs, s.Setup.GPU = cmp.Or(h.GPUs, p.GPUs), cmp.Or(h.GPU, p.GPU)
+		s.Setup.Hardware = &record.Hardware{ParamsB: h.ParamsB, ActiveParamsB: h.ActiveParamsB, Precision: h.Precision, KVBytesPerToken: h.KVBytesPerToken, From: "the simulator's profile"}
+	}
 	fmt.Fprintf(s.env.progress(), "no --url: started the embedded simulator at %s (profile %s: %s); figures are simulated, not a real server's\n", s.base, p.Name, p.Description)
 	return nil
 }

@@ -17,6 +17,7 @@ type chartFlags struct {
 	chart, out string
 	gpus       int // report's --gpus
 	force      bool
+	hw         hwFlags // report's --model-params, --gpu-hour-price …
 }
 
 func (c *chartFlags) register(fs *flagSet) {
@@ -65,6 +66,9 @@ func (c *chartFlags) reportTogether(ctx context.Context, paths []string, format 
 		return err
 	}
 	setGPUs(all, c.gpus)
+	if err := c.hw.apply(all); err != nil {
+		return err
+	}
 	runs := report.Runs(all)
 	var result any = runs
 	if len(runs) == 1 {

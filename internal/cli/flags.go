@@ -193,6 +193,7 @@ type targetFlags struct {
 	gpuMetrics                                    string
 	proxy                                         string
 	virtual                                       bool
+	hw                                            hwFlags
 }
 
 func (f *targetFlags) register(fs *flagSet) {
@@ -227,6 +228,7 @@ func (f *targetFlags) registerTransport(fs *flagSet) {
 	fs.IntVar(&f.gpus, "gpus", 0, "GPUs behind the server")
 	fs.StringVar(&f.gpuType, "gpu-type", "", "GPU type behind the server, e.g. H200; cpu when it runs on the CPU (a comparison then knows it has none)")
 	fs.StringVar(&f.gpuMetrics, "gpu-metrics", "", gpuMetricsHelp)
+	f.hw.register(fs)
 }
 
 func (f *targetFlags) check() error {
@@ -249,6 +251,9 @@ func (f *targetFlags) check() error {
 		return usagef("--engine %q: want %s", f.engine, engine.List())
 	}
 	if err := checkGPUMetrics(f.gpuMetrics); err != nil {
+		return err
+	}
+	if _, err := f.hw.hardware(); err != nil {
 		return err
 	}
 	if f.usage != "continuous" && f.usage != "final" && f.usage != "" {
@@ -312,9 +317,11 @@ func (f *targetFlags) warn(e *env) {
 }
 
 func (f *targetFlags) target() bench.Target {
-	return bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
+	t := bench.Target{URL: f.url, SimProfile: f.profile, Endpoint: f.endpoint, Engine: f.engine, Model: f.model, APIKey: f.apiKey, CACert: f.caCert, Insecure: f.insecure,
 		WaitReady: time.Duration(f.wait), CachePrompt: f.cachePrompt, CachePromptSet: f.cachePromptSet, HTTP2: f.http2, NetHTTP: f.netHTTP, GPUs: f.gpus, GPUType: f.gpuType, UsageFinal: f.usage == "final",
-		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual, ResponseFormat: f.format.f}
+		Headers: f.headers, ExtraBody: f.extraBody, GPUMetrics: f.gpuMetrics, Proxy: f.proxy, Virtual: f.virtual, ResponseFormat: f.format.f, GPUHourUSD: f.hw.price}
+	t.Hardware, _ = f.hw.hardware() // checked by check
+	return t
 }
 
 // loadFlags are the flags of run, sweep and overhead.

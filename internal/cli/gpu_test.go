@@ -40,7 +40,7 @@ done
 	}
 	defer stop()
 	path := filepath.Join(t.TempDir(), "g.jsonl")
-	out, errw, code := tokperf("run", "--url", url, "-c", "4", "--requests", "16", "--output-tokens", "300", "-o", path)
+	out, errw, code := tokperf("run", "--url", url, "-c", "4", "--requests", "16", "--output-tokens", "300", "--gpu-hour-price", "3", "-o", path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
 	}
@@ -60,6 +60,18 @@ done
 	}
 	if !strings.Contains(out, "J per 1000 tokens") {
 		t.Errorf("no energy per token:\n%s", out)
+	}
+	// Each GPU's power is constant, so the energy per token is exactly
+	// 300 W × the stage's wall time / its tokens, and the cost the two
+	// GPUs' time at $3 an hour over the same tokens.
+	js, errw, code := runCLI(t, "report", path, "--format", "json")
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errw)
+	}
+	s := readCostRun(t, js, errw).Stages[0]
+	j, usd := 1000*300*s.WallS/float64(s.OutputTokens), 2*3*s.WallS/3600/float64(s.OutputTokens)*1e6
+	if s.GPU == nil || s.Cost == nil || math.Abs(s.GPU.JPer1000Tokens/j-1) > 1e-6 || math.Abs(s.Cost.USDPerMTok/usd-1) > 1e-9 {
+		t.Errorf("energy %+v, cost %+v; want %.4f J per 1000 tokens, $%.6f per Mtok", s.GPU, s.Cost, j, usd)
 	}
 }
 

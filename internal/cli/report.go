@@ -22,6 +22,7 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	var cf chartFlags
 	cf.register(fs)
 	fs.IntVar(&cf.gpus, "gpus", 0, "GPUs behind each run whose file does not say (its per-GPU figures and charts)")
+	cf.hw.register(fs)
 	var strict bool
 	registerStrict(fs, &strict)
 	paths, err := parseMixed(fs, args, e)
@@ -39,7 +40,9 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		return err
 	}
 	var withheld []string
-	each := func(e *env) error { return reportEach(ctx, paths, format, runView{ps, wide, cf.gpus}, e, &withheld) }
+	each := func(e *env) error {
+		return reportEach(ctx, paths, format, runView{ps, wide, cf.gpus, &cf.hw}, e, &withheld)
+	}
 	if together(format) {
 		each = func(e *env) error { return cf.reportTogether(ctx, paths, format, e, &withheld) }
 	}
@@ -52,7 +55,7 @@ func reportCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	}
 	if beside {
 		// The terminal gets the text report; the page went to a file.
-		if err := reportEach(ctx, paths, "text", runView{ps, wide, cf.gpus}, e, new([]string)); err != nil {
+		if err := reportEach(ctx, paths, "text", runView{ps, wide, cf.gpus, &cf.hw}, e, new([]string)); err != nil {
 			return err
 		}
 		e.saidPage(cf.out, format)
@@ -66,6 +69,7 @@ type runView struct {
 	ps   []float64
 	wide bool
 	gpus int
+	hw   *hwFlags
 }
 
 // reportEach renders each file in turn as v says, adding the verdicts
@@ -82,6 +86,9 @@ func reportEach(ctx context.Context, paths []string, format string, v runView, e
 		return err
 	}
 	setGPUs(runs, v.gpus)
+	if err := v.hw.apply(runs); err != nil {
+		return err
+	}
 	for i, run := range runs {
 		if i > 0 && format == "text" {
 			fmt.Fprintln(e.stdout)
@@ -150,6 +157,8 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 	gpus := fs.Int("gpus", 0, "GPUs behind the run, when its file does not say")
 	gpu := fs.String("gpu-type", "", "GPU type behind the run, when its file does not say (cpu: none, it ran on the CPU)")
 	claim := fs.String("claim", "", "a ratio stated in words to check, e.g. 3x")
+	var hw hwFlags
+	hw.register(fs)
 	var strict bool
 	registerStrict(fs, &strict)
 	var format string
@@ -179,7 +188,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		if *name != "" {
 			return compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, format, e, &withheld)
 		}
-		return compareRuns(ctx, pos, *gpus, *gpu, format, e, &withheld)
+		return compareRuns(ctx, pos, *gpus, *gpu, &hw, format, e, &withheld)
 	})
 	if err != nil {
 		return err
@@ -189,7 +198,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 		if *name != "" {
 			err = compareBaseline(ctx, pos, *name, *file, *gpus, *gpu, *claim, "text", e, new([]string))
 		} else {
-			err = compareRuns(ctx, pos, *gpus, *gpu, "text", e, new([]string))
+			err = compareRuns(ctx, pos, *gpus, *gpu, &hw, "text", e, new([]string))
 		}
 		if err != nil {
 			return err
@@ -201,7 +210,7 @@ func compareCmd(ctx context.Context, cmd string, args []string, e *env) error {
 
 // compareRuns is tokperf compare A B...: each run against the first.
 // The verdicts it withholds go to withheld.
-func compareRuns(ctx context.Context, pos []string, gpus int, gpu, format string, e *env, withheld *[]string) error {
+func compareRuns(ctx context.Context, pos []string, gpus int, gpu string, hw *hwFlags, format string, e *env, withheld *[]string) error {
 	runs, err := bench.ReadRuns(ctx, pos, true) // a sharded run's files are one run
 	if ctx.Err() != nil {
 		return errInterrupted
@@ -211,6 +220,9 @@ func compareRuns(ctx context.Context, pos []string, gpus int, gpu, format string
 	}
 	if len(runs) < 2 {
 		return usagef("the %d files are one run: give two or more runs to compare", len(pos))
+	}
+	if err := hw.apply(runs); err != nil {
+		return err
 	}
 	res, err := analyze.Compare(runs, gpus, gpu)
 	if err != nil {

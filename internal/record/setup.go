@@ -23,6 +23,12 @@ type Setup struct {
 	GPUs      int      `json:"gpus,omitempty"` // as the user stated or the simulator models
 	GPU       string   `json:"gpu,omitempty"`  // GPU type
 	SLO       SLO      `json:"slo,omitzero"`
+	// Hardware is the model's stated size and precision, for the physical
+	// bound on the figures (nil: not stated).
+	Hardware *Hardware `json:"hardware,omitempty"`
+	// GPUHourUSD is the price of one GPU for an hour, for the cost per
+	// token (0: none given).
+	GPUHourUSD float64 `json:"gpu_hour_usd,omitempty"`
 	// GPUMetrics is where the GPU readings came from: a DCGM exporter's
 	// URL (without credentials), or empty for a local nvidia-smi.
 	GPUMetrics string `json:"gpu_metrics,omitempty"`
@@ -52,6 +58,24 @@ type Setup struct {
 	// Preset, when set, is the published test shape (--preset) the run
 	// took its settings from.
 	Preset *Preset `json:"preset,omitempty"`
+}
+
+// Hardware is what the served model is stated to be (--model-params,
+// --active-params, --precision, or a simulator profile's hardware).
+type Hardware struct {
+	ParamsB       float64 `json:"params_b,omitempty"`        // parameters, billions
+	ActiveParamsB float64 `json:"active_params_b,omitempty"` // per token (MoE); 0: all of ParamsB
+	Precision     string  `json:"precision,omitempty"`       // of the weights: bf16, fp8, int4 …
+	// KVBytesPerToken is the KV cache one token of context holds, summed
+	// over layers (0: unknown, and the bound leaves the KV reads out).
+	KVBytesPerToken float64 `json:"kv_bytes_per_token,omitempty"`
+	// BytesPerParam is the weights' mean bytes a parameter where a server
+	// states their size (a GGUF's mix of quantizations), for a Precision
+	// it does not name.
+	BytesPerParam float64 `json:"bytes_per_param,omitempty"`
+	// From says where the size came from when not from the user: a
+	// simulator profile, or the server's own answer.
+	From string `json:"from,omitempty"`
 }
 
 // ExtraBody is a JSON object merged into every request body, of one

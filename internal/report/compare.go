@@ -120,6 +120,12 @@ func Pairs(w io.Writer, c *analyze.Comparison) {
 		}
 		Fields(w, "A", "B", f.Fields, f.Verdict)
 	}
+	if len(c.Energy) > 0 {
+		fmt.Fprintln(w, "\nEnergy and cost per token (compared only at the same batch, lengths, GPU count and precision):")
+		for _, f := range c.Energy {
+			fmt.Fprintln(w, "  "+EnergyLine(f))
+		}
+	}
 	for _, x := range c.Speculation {
 		Speculation(w, x)
 	}

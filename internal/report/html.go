@@ -551,7 +551,7 @@ func stageLines(s *analyze.Stage) []string {
 	if s.GPU != nil {
 		out = append(out, GPULine(s.Stage, s.GPU))
 	}
-	return out
+	return append(out, CostLines(s)...)
 }
 
 // headlineHTML is the headline table; a figure another tool's file (src)

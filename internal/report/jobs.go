@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -207,11 +208,7 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 				row += fmt.Sprintf(" %.1f (~) |", c.AggregateTokS)
 			}
 		}
-		best := lv.Best
-		if best == "" {
-			best = "-"
-		}
-		fmt.Fprintln(w, row+" "+best+" |")
+		fmt.Fprintln(w, row+" "+cmp.Or(lv.Best, "-")+" |")
 		if lv.Best != "" {
 			verdicts = append(verdicts, fmt.Sprintf("C=%d: %s (%.1f tok/s)", lv.C, lv.Best, lv.BestTokS))
 		} else if lv.NoBest != "" {
@@ -221,6 +218,7 @@ func ExperimentText(w io.Writer, e *analyze.Experiment) {
 			if c.Withheld != "" {
 				notJudged = append(notJudged, fmt.Sprintf("C=%d %s: %s", lv.C, e.Configs[i].Name, analyze.NotJudged(c.Withheld)))
 			}
+			notJudged = append(notJudged, energyLines(e.Configs[i].Name+" against "+e.Base, c.Energy)...)
 		}
 		for _, c := range lv.Cells {
 			if c.Resolves != nil && c.Withheld == "" {

@@ -573,6 +573,9 @@ func readings(w io.Writer, r *analyze.Run, stages []summary.Stage) {
 		if s.GPU != nil {
 			fmt.Fprintln(w, GPULine(s.Stage, s.GPU))
 		}
+		for _, l := range CostLines(&s) {
+			fmt.Fprintln(w, l)
+		}
 		if s.Host != nil {
 			fmt.Fprintln(w, HostLine(s.Stage, s.Host))
 		}

@@ -179,5 +179,8 @@ func pairsHTML(c *analyze.Comparison) string {
 		}
 		fmt.Fprintf(&b, "</table>\n<p><b>verdict: %s</b></p>\n", text(f.Verdict))
 	}
+	for _, f := range c.Energy {
+		fmt.Fprintf(&b, "<p>%s</p>\n", text(EnergyLine(f)))
+	}
 	return b.String()
 }

@@ -219,7 +219,10 @@ func runTable(r *analyze.Run) *Table {
 	t.Columns = append(t.Columns, pcts("ITL", "ms", 2)...)
 	t.Columns = append(t.Columns, pcts("E2E", "ms", 0)...)
 	t.Columns = append(t.Columns, Column{"output", "tokens", 0}, Column{"wall", "s", 1}, Column{"throughput", "req/s", 2}, Column{"effective concurrency", "", 1})
-	for _, s := range r.Stages {
+	costCols, costCells := costColumns(r)
+	t.Columns = append(t.Columns, costCols...)
+	for i := range r.Stages {
+		s := &r.Stages[i]
 		errs := s.Requests - s.OK - s.Cancelled
 		src := r.Source // figures another tool's file lacks are blank
 		var conc, rate any = s.Concurrency, s.Rate
@@ -237,7 +240,8 @@ func runTable(r *analyze.Run) *Table {
 		row = append(row, dist(s.E2E)...)
 		row = append(row, tableBlank(src, "output_tokens", float64(s.OutputTokens)), tableBlank(src, "wall_s", s.WallS),
 			tableBlank(src, "requests_per_s", s.RequestsPerS), tableBlank(src, "effective_concurrency", s.EffectiveConcurrency))
-		t.Rows = append(t.Rows, row)
+		t.Rows = append(t.Rows, append(row, costCells(s)...))
+		t.Lines = append(t.Lines, CostLines(s)...)
 	}
 	if r.Source != nil {
 		t.Title = strings.ReplaceAll(DescribeSource(r), "\n", "; ")
@@ -275,6 +279,10 @@ func compareTable(c *analyze.Comparison) *Table {
 	}
 	for _, f := range c.Fairness {
 		t.Lines = append(t.Lines, "setup of "+f.B+": "+f.Verdict)
+	}
+	for _, f := range c.Energy {
+		t.Rows = append(t.Rows, []any{f.B, f.Stage, f.Name, f.A, f.BV, orNaN(f.Ratio), math.NaN(), math.NaN(), math.NaN(), "", math.NaN()})
+		t.Lines = append(t.Lines, EnergyLine(f))
 	}
 	return t
 }

@@ -30,6 +30,10 @@ type imitation struct {
 	nullLogprobs bool
 	// cachePrompt: its OpenAI routes honour llama.cpp's cache_prompt.
 	cachePrompt bool
+	// modelMeta: its /v1/models states each model's parameters and
+	// weights' bytes (llama-server's meta.n_params and meta.size), from
+	// the profile's stated hardware.
+	modelMeta bool
 	// tgiOpenAI: its OpenAI routes speak TGI's (router/src/lib.rs, and the
 	// captures in testdata/wire): empty ids, "usage": null on every chunk,
 	// and completions whose finish_reason is "" until the last chunk, which

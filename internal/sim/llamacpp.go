@@ -25,6 +25,7 @@ func init() {
 		},
 		cachePrompt: true,
 		timings:     true,
+		modelMeta:   true,
 		fingerprint: func(s *Server) string { return "b" + s.version("10573") + "-d775b8967" },
 	})
 }

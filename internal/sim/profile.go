@@ -34,6 +34,10 @@ type Profile struct {
 	GPUs          int     `yaml:"gpus"`
 	GPU           string  `yaml:"gpu"`
 	LoadS         float64 `yaml:"load_s"` // /health answers 503 this long after start
+	// Hardware is what the deployment is stated to run: the client holds
+	// its figures to what that hardware physically allows, whatever the
+	// timing below makes of them. nil: not stated.
+	Hardware *Hardware `yaml:"hardware"`
 
 	MaxRunning     int `yaml:"max_running"`     // running requests at most
 	KVTokens       int `yaml:"kv_tokens"`       // KV pool, in tokens
@@ -105,6 +109,17 @@ type Tools struct {
 	// whatever the output length would have been (up to the max tokens);
 	// 0: the output's length.
 	ArgumentsTokens int `yaml:"arguments_tokens"`
+}
+
+// Hardware is a profile's stated GPUs and model; GPU and GPUs, when set,
+// stand for the profile's own.
+type Hardware struct {
+	GPU             string  `yaml:"gpu"`
+	GPUs            int     `yaml:"gpus"`
+	ParamsB         float64 `yaml:"params_b"`
+	ActiveParamsB   float64 `yaml:"active_params_b"`
+	Precision       string  `yaml:"precision"`
+	KVBytesPerToken float64 `yaml:"kv_bytes_per_token"`
 }
 
 // Reasoning is a reasoning model's thinking before its visible answer.
@@ -339,7 +354,44 @@ func ParseProfile(file string, data []byte) (*Profile, error) {
 	if err := errors.Join(p.fill(), p.fillTools(), p.checkNoRoutes()); err != nil {
 		return nil, yamlfile.Locate(file, data, err)
 	}
+	if err := p.Hardware.check(); err != nil {
+		return nil, yamlfile.Locate(file, data, err)
+	}
 	return p, nil
+}
+
+// weightBytes is the bytes a weight of the stated precision takes, as
+// llama-server's meta.size counts them (2 where the precision is not one
+// of these).
+func (h *Hardware) weightBytes() float64 {
+	switch strings.ToLower(h.Precision) {
+	case "fp32":
+		return 4
+	case "fp8", "int8", "q8_0":
+		return 1
+	case "fp4", "nvfp4", "mxfp4", "int4", "q4_0":
+		return 0.5
+	}
+	return 2
+}
+
+// check refuses stated hardware no bound could rest on.
+func (h *Hardware) check() error {
+	switch {
+	case h == nil:
+		return nil
+	case h.GPUs < 0:
+		return bad("hardware.gpus", "must not be negative, got %d", h.GPUs)
+	case !(h.ParamsB > 0) || h.ParamsB > 1e6:
+		return bad("hardware.params_b", "must be the model's parameters in billions, got %v", h.ParamsB)
+	case h.ActiveParamsB < 0 || h.ActiveParamsB > h.ParamsB:
+		return bad("hardware.active_params_b", "must be between 0 (all) and params_b (%v), got %v", h.ParamsB, h.ActiveParamsB)
+	case h.Precision == "":
+		return bad("hardware.precision", "is required with params_b (bf16, fp8, int4 …)")
+	case h.KVBytesPerToken < 0:
+		return bad("hardware.kv_bytes_per_token", "must not be negative, got %v", h.KVBytesPerToken)
+	}
+	return nil
 }
 
 func bad(field, format string, args ...any) error { return yamlfile.Fieldf(field, format, args...) }

@@ -28,6 +28,9 @@ func TestProfileOptionErrors(t *testing.T) {
 		{"reasoning-field", "reasoning: {tokens: 5, field: thoughts}\n", `t.yaml:6: reasoning.field: must be reasoning_content or reasoning, got "thoughts"`},
 		{"prefix-budget-over-the-pool", "kv_tokens: 1000\nprefix_cache: true\nprefix_cache_tokens: 2000\n", "t.yaml:8: prefix_cache_tokens: must be between a block (16) and kv_tokens (1000), got 2000"},
 		{"fault-on-unknown-route", "faults:\n  /v1/complete:\n    http_500: 1\n", "t.yaml:8: faults./v1/complete: is not a generation route of the simulator"},
+		{"hardware-without-params", "hardware: {gpu: H100, precision: bf16}\n", "t.yaml:6: hardware.params_b: must be the model's parameters in billions, got 0"},
+		{"hardware-without-precision", "hardware: {gpu: H100, params_b: 70}\n", "t.yaml:6: hardware.precision: is required with params_b"},
+		{"hardware-active-over-all", "hardware: {params_b: 17, active_params_b: 70, precision: fp8}\n", "t.yaml:6: hardware.active_params_b: must be between 0 (all) and params_b (17), got 70"},
 		{"fault-on-models-route", "faults:\n  /v1/models:\n    http_500: 1\n", "faults./v1/models: is not a generation route"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +63,7 @@ func TestReadmeListsTheOptions(t *testing.T) {
 	}
 	doc := string(readme)
 	tags := []string{"prefix_cache", "prefix_cache_block", "prefix_cache_tokens", "reasoning"}
-	for _, typ := range []reflect.Type{reflect.TypeFor[Wire](), reflect.TypeFor[Degrade]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Wire](), reflect.TypeFor[Degrade](), reflect.TypeFor[Hardware]()} {
 		for i := range typ.NumField() {
 			tags = append(tags, typ.Field(i).Tag.Get("yaml"))
 		}

@@ -380,9 +380,11 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, 503, "Loading model")
 		return
 	}
-	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{
-		"id": s.p.Model, "object": "model", "created": s.start.Unix(), "owned_by": s.p.Engine, "max_model_len": s.p.ContextLength,
-	}}})
+	m := map[string]any{"id": s.p.Model, "object": "model", "created": s.start.Unix(), "owned_by": s.p.Engine, "max_model_len": s.p.ContextLength}
+	if h := s.p.Hardware; h != nil && s.im.modelMeta {
+		m["meta"] = map[string]any{"n_params": h.ParamsB * 1e9, "size": h.ParamsB * 1e9 * h.weightBytes()}
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []any{m}})
 }
 
 func (s *Server) traceRoute(w http.ResponseWriter, r *http.Request) {
