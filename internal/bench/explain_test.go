@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tokperf/tokperf/internal/analyze"
+	"github.com/tokperf/tokperf/internal/memnet"
+	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/results"
+	"github.com/tokperf/tokperf/internal/schedule"
+	"github.com/tokperf/tokperf/internal/sim"
+	"github.com/tokperf/tokperf/internal/workload"
+)
+
+// peerProfile is a server where the tools' definitions matter: speculative
+// decoding puts several tokens in a chunk (per-chunk ITL is not per-token
+// ITL), steps slow down as the batch grows and Poisson arrivals vary the
+// batch, so requests differ (a percentile's method shows).
+const peerProfile = `name: explain-peer
+engine: vllm
+model: peer
+context_length: 65536
+max_running: 64
+kv_tokens: 1000000
+decode:
+  table:
+    - {batch: 1, step_ms: 8}
+    - {batch: 8, step_ms: 12}
+    - {batch: 32, step_ms: 24}
+prefill:
+  fixed_ms: 2
+  per_token_us: 150
+speculative:
+  method: EAGLE
+  drafts: 3
+  acceptance: 0.7
+  draft_ms: 0.5
+eos_probability: 0
+jitter: 0.02
+seed: 7
+`
+
+// onServer runs fn against a fresh simulator of p over an in-memory
+// network, in virtual time.
+func onServer(t *testing.T, p *sim.Profile, fn func(n *memnet.Net)) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		ctx, stop := context.WithCancel(context.Background())
+		srv := sim.New(p, sim.Options{})
+		done := make(chan struct{})
+		go func() { defer close(done); srv.Serve(ctx, n) }()
+		fn(n)
+		stop()
+		<-done
+	})
+}
+
+// peerFiles runs tokperf and, on a second server of the same profile, a
+// client that times requests as vLLM, GuideLLM and AIPerf do, sending
+// the same prompts at the arrival times tokperf's run had; it returns
+// tokperf's result file and the three tools' files made of the peer's
+// requests by each tool's definitions.
+func peerFiles(t *testing.T, rate float64, n, in, out int) (mine string, peers map[string]string) {
+	t.Helper()
+	p, err := sim.ParseProfile("explain-peer.yaml", []byte(peerProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mine = filepath.Join(dir, "tokperf.jsonl")
+	w := workload.Synthetic{InputTokens: in, OutputTokens: out, IgnoreEOS: true, Seed: 3}
+	onServer(t, p, func(net2 *memnet.Net) {
+		env := &Env{Listen: func(string) (net.Listener, error) { return net2, nil }, Dial: net2.Dial}
+		_, err := Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{URL: "http://" + net2.Addr().String(), Endpoint: "completions"},
+			Workload: w, Load: Load{Rates: []float64{rate}, Arrival: schedule.Poisson, Requests: n, Warmup: 0, Timeout: time.Minute, Seed: 5}, Out: mine}, env)
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	_, recs, _, err := results.ReadAll(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(recs, func(a, b record.Record) int { return int(a.Scheduled - b.Scheduled) })
+	var prompts []string
+	var at []time.Duration
+	for _, r := range recs {
+		prompts = append(prompts, w.Request(r.ID).Prompt)
+		at = append(at, r.Scheduled-recs[0].Scheduled)
+	}
+	var begin, end time.Time
+	var reqs []peerRequest
+	onServer(t, p, func(net2 *memnet.Net) {
+		tr := &http.Transport{DialContext: net2.Dial}
+		begin, end, reqs = peerRun(t, &http.Client{Transport: tr}, "http://"+net2.Addr().String(), prompts, at, out)
+		tr.CloseIdleConnections()
+	})
+	okN := 0
+	for _, r := range reqs {
+		if r.ok {
+			okN++
+		}
+	}
+	if okN != len(reqs) || len(recs) != n {
+		t.Fatalf("tokperf %d records, the peer %d of %d ok", len(recs), okN, len(reqs))
+	}
+	peers = map[string]string{"vllm": filepath.Join(dir, "vllm.json"), "guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json")}
+	writeVLLM(t, peers["vllm"], begin, end, reqs, rate)
+	writeGuideLLM(t, peers["guidellm"], reqs, rate)
+	writeAIPerf(t, peers["aiperf"], reqs, rate)
+	return mine, peers
+}
+
+// explainTable is an explanation as lines, for a failure's message.
+func explainTable(e *analyze.Explanation) string {
+	var b strings.Builder
+	for _, f := range e.Figures {
+		fmt.Fprintf(&b, "%s (%s) %v: tokperf %.4g", f.Figure, f.PeerFigure, f.Stats, f.Tokperf)
+		for _, s := range f.Steps {
+			fmt.Fprintf(&b, " | %s %.4g", s.Cause, s.Delta)
+		}
+		fmt.Fprintf(&b, " | peer %.4g, unexplained %.3g, named %.3f\n", f.Peer, f.Unexplained, f.Named)
+	}
+	return b.String()
+}
+
+// explain attributes at least 95% of each figure's difference between
+// tokperf and vLLM, GuideLLM and AIPerf files of the same simulator to
+// named causes: each peer's figure is recomputed from tokperf's records
+// by its definitions, and what is left is the two runs' own difference.
+func TestExplainAttributesPeers(t *testing.T) {
+	t.Parallel()
+	mine, peers := peerFiles(t, 8, 60, 64, 96)
+	run, err := ReadRun(context.Background(), mine, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := run.Stages[0]
+	reported := map[string][]float64{"TTFT": {st.TTFT.Mean, st.TTFT.P50, st.TTFT.P99}, "TPOT": {st.TPOT.Mean, st.TPOT.P50, st.TPOT.P99},
+		"ITL": {st.ITL.Mean, st.ITL.P50, st.ITL.P99}, "E2E": {st.E2E.Mean, st.E2E.P50, st.E2E.P99},
+		"output tok/s": {st.AggregateTokS}, "requests/s": {st.RequestsPerS}}
+	for _, tool := range []string{"vllm", "guidellm", "aiperf"} {
+		t.Run(tool, func(t *testing.T) {
+			e, err := Explain(context.Background(), peers[tool], mine, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := explainTable(e)
+			t.Log("\n" + table + e.Reading)
+			if len(e.Figures) < 5 {
+				t.Fatalf("%d figures explained, want TTFT, ITL, E2E and both rates at least:\n%s", len(e.Figures), table)
+			}
+			moved := 0.0
+			for _, f := range e.Figures {
+				// tokperf's side is the figure tokperf itself reports.
+				for i, v := range f.Tokperf {
+					if want := reported[f.Figure][i]; math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
+						t.Errorf("%s %s: tokperf %.6g in the explanation, %.6g in its report", f.Figure, f.Stats[i], v, want)
+					}
+				}
+				for i, share := range f.Named {
+					if share < 0.95 {
+						t.Errorf("%s %s: %.1f%% of the difference named, want ≥ 95%%:\n%s", f.Figure, f.Stats[i], 100*share, table)
+					}
+					moved = math.Max(moved, math.Abs(f.Peer[i]-f.Tokperf[i])/f.Tokperf[i])
+				}
+			}
+			// Not vacuous: the definitions move some figure by a quarter.
+			if moved < 0.25 {
+				t.Errorf("no figure differs by 25%%: the test shows nothing\n%s", table)
+			}
+		})
+	}
+}
