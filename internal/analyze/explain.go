@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/record"
@@ -66,6 +67,9 @@ type WorkloadDiff struct {
 	Name    string `json:"name"`
 	Tokperf string `json:"tokperf"`
 	Peer    string `json:"peer"`
+	// Differs says the two are not the same work: another level, or mean
+	// lengths 5% apart.
+	Differs bool   `json:"differs"`
 	Note    string `json:"note,omitempty"`
 }
 
@@ -204,7 +208,7 @@ func Explain(peer *Run, stage int, recs []record.Record, file string) (*Explanat
 		e.Figures[i].settle()
 	}
 	e.Validity = validity(recs)
-	e.Reading = reading(e.Figures, def.name)
+	e.Reading = reading(e)
 	return e, nil
 }
 
@@ -560,14 +564,21 @@ func (e *Explanation) Unexplained() float64 {
 	return worst
 }
 
-// reading is the one line: the cause that moves the figures most (summed
-// over every figure and statistic, relative to tokperf's figure), and the
-// most any figure leaves unexplained.
-func reading(figs []ExplainFigure, peer string) string {
+// reading is the one line: what moves the figures most, summed over
+// every figure and statistic relative to tokperf's figure: a named cause,
+// or what none names (then the workload differences the files show are
+// its likely cause), and the most any figure leaves unexplained.
+func reading(e *Explanation) string {
 	type cause struct{ kind, cause, how string }
 	score := map[cause]float64{}
 	var order []cause
-	for _, f := range figs {
+	left := 0.0
+	for _, f := range e.Figures {
+		for i, u := range f.Unexplained {
+			if t := math.Abs(f.Tokperf[i]); t > 0 && !math.IsNaN(u) {
+				left += math.Abs(u) / t
+			}
+		}
 		for _, s := range f.Steps {
 			key := cause{s.Kind, s.Cause, s.How}
 			if _, ok := score[key]; !ok {
@@ -586,10 +597,20 @@ func reading(figs []ExplainFigure, peer string) string {
 			best = &order[i]
 		}
 	}
-	e := Explanation{Figures: figs}
-	left := fmt.Sprintf("unexplained at most %.1f%% of any of %s's figures", 100*e.Unexplained(), peer)
-	if best == nil {
-		return "No named cause moves a figure by 0.1%: the two tools define these alike; " + left + "."
+	tail := fmt.Sprintf("unexplained at most %.1f%% of any of %s's figures", 100*e.Unexplained(), e.PeerName)
+	var differ []string
+	for _, w := range e.Workload {
+		if w.Differs {
+			differ = append(differ, fmt.Sprintf("%s %s against %s", w.Name, w.Tokperf, w.Peer))
+		}
 	}
-	return fmt.Sprintf("Most of the difference is %s, the %s (%s); %s.", best.kind, best.cause, best.how, left)
+	switch {
+	case best != nil && score[*best] >= left:
+		return fmt.Sprintf("Most of the difference is %s, the %s (%s); %s.", best.kind, best.cause, best.how, tail)
+	case left > 0.001 && len(differ) > 0:
+		return fmt.Sprintf("Most of the difference no definition explains (%s): the runs asked the server for different work: %s.", tail, strings.Join(differ, "; "))
+	case left > 0.001:
+		return fmt.Sprintf("Most of the difference no definition explains (%s), and the files show no difference of workload: the two runs measured the server in different states, or one client lagged.", tail)
+	}
+	return "No cause moves a figure by 0.1%: the two tools define these alike; " + tail + "."
 }

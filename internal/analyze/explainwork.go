@@ -52,15 +52,24 @@ func workloadDiffs(ps Stage, src *Source, all, ok []record.Record) []WorkloadDif
 		return fmt.Sprintf("%.1f", float64(total)/float64(ps.OK))
 	}
 	src0 := ok[0].OutputSource
+	apart := func(mine float64, has bool, total int) bool {
+		if !has || ps.OK == 0 {
+			return false
+		}
+		peer := float64(total) / float64(ps.OK)
+		return math.Abs(peer-mine) > 0.05*math.Max(math.Abs(mine), 1)
+	}
+	mineLevel, peerLevel := level(ok[0].Concurrency, ok[0].Rate), level(ps.Concurrency, ps.Rate)
 	out := []WorkloadDiff{
-		{Name: "level", Tokperf: level(ok[0].Concurrency, ok[0].Rate), Peer: level(ps.Concurrency, ps.Rate),
+		{Name: "level", Tokperf: mineLevel, Peer: peerLevel, Differs: peerLevel != unknown && peerLevel != mineLevel,
 			Note: "a different concurrency or rate is a different load: not estimated"},
 		{Name: "requests", Tokperf: fmt.Sprintf("%d measured (%d ok), %d warm-up left out", measured, len(ok), warm), Peer: fmt.Sprintf("%d (%d ok)", ps.Requests, ps.OK),
 			Note: "the peer counts every request of its run after its own warm-up, if any"},
 		{Name: "prompt tokens, mean", Tokperf: fmt.Sprintf("%.1f", prompt/n), Peer: mean(src.Has("prompt_tokens"), ps.PromptTokens),
-			Note: "longer prompts lengthen prefill, so TTFT: not estimated"},
+			Differs: apart(prompt/n, src.Has("prompt_tokens"), ps.PromptTokens), Note: "longer prompts lengthen prefill, so TTFT: not estimated"},
 		{Name: "output tokens, mean", Tokperf: fmt.Sprintf("%.1f", output/n), Peer: mean(src.Has("output_tokens"), ps.OutputTokens),
-			Note: "E2E is estimated at the peer's TPOT per token of difference; an EOS that ends requests early (no ignore_eos) shows here"},
+			Differs: apart(output/n, src.Has("output_tokens"), ps.OutputTokens),
+			Note:    "E2E is estimated at the peer's TPOT per token of difference; an EOS that ends requests early (no ignore_eos) shows here"},
 		{Name: "prompt reuse", Tokperf: fmt.Sprintf("%.1f%% of prompt tokens cached", 100*cached/max(prompt, 1)), Peer: unknown,
 			Note: "a prompt the server has cached skips prefill"},
 		{Name: "token source", Tokperf: string(src0), Peer: tokenSource[src.Tool]},
