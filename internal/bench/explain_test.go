@@ -66,11 +66,12 @@ func onServer(t *testing.T, p *sim.Profile, fn func(n *memnet.Net)) {
 }
 
 // peerFiles runs tokperf and, on a second server of the same profile, a
-// client that times requests as vLLM, GuideLLM and AIPerf do, sending
-// the same prompts at the arrival times tokperf's run had; it returns
-// tokperf's result file and the three tools' files made of the peer's
-// requests by each tool's definitions.
-func peerFiles(t *testing.T, rate float64, n, in, out int) (mine string, peers map[string]string) {
+// client that times requests as vLLM, GuideLLM and AIPerf do: in an open
+// loop the same prompts at the arrival times tokperf's run had, in a
+// closed loop as many at a time after as many warm-up requests. It
+// returns tokperf's result file and the three tools' files made of the
+// peer's requests by each tool's definitions.
+func peerFiles(t *testing.T, l peerLoad, n, in, out int) (mine string, peers map[string]string) {
 	t.Helper()
 	p, err := sim.ParseProfile("explain-peer.yaml", []byte(peerProfile))
 	if err != nil {
@@ -81,8 +82,12 @@ func peerFiles(t *testing.T, rate float64, n, in, out int) (mine string, peers m
 	w := workload.Synthetic{InputTokens: in, OutputTokens: out, IgnoreEOS: true, Seed: 3}
 	onServer(t, p, func(net2 *memnet.Net) {
 		env := &Env{Listen: func(string) (net.Listener, error) { return net2, nil }, Dial: net2.Dial}
+		load := Load{Rates: []float64{l.rate}, Arrival: schedule.Poisson, Requests: n, Warmup: 0, Timeout: time.Minute, Seed: 5}
+		if l.conc > 0 {
+			load = Load{Concurrency: []int{l.conc}, Requests: n, Warmup: -1, Timeout: time.Minute}
+		}
 		_, err := Sweep(context.Background(), SweepConfig{Command: "run", Target: Target{URL: "http://" + net2.Addr().String(), Endpoint: "completions"},
-			Workload: w, Load: Load{Rates: []float64{rate}, Arrival: schedule.Poisson, Requests: n, Warmup: 0, Timeout: time.Minute, Seed: 5}, Out: mine}, env)
+			Workload: w, Load: load, Out: mine}, env)
 		if err != nil {
 			t.Error(err)
 		}
@@ -102,7 +107,12 @@ func peerFiles(t *testing.T, rate float64, n, in, out int) (mine string, peers m
 	var reqs []peerRequest
 	onServer(t, p, func(net2 *memnet.Net) {
 		tr := &http.Transport{DialContext: net2.Dial}
-		begin, end, reqs = peerRun(t, &http.Client{Transport: tr}, "http://"+net2.Addr().String(), prompts, at, out)
+		c, url := &http.Client{Transport: tr}, "http://"+net2.Addr().String()
+		if l.conc > 0 {
+			begin, end, reqs = peerClosed(c, url, prompts, l.conc, len(prompts)-n, out)
+		} else {
+			begin, end, reqs = peerRun(t, c, url, prompts, at, out)
+		}
 		tr.CloseIdleConnections()
 	})
 	okN := 0
@@ -111,13 +121,13 @@ func peerFiles(t *testing.T, rate float64, n, in, out int) (mine string, peers m
 			okN++
 		}
 	}
-	if okN != len(reqs) || len(recs) != n {
+	if okN != len(reqs) || len(reqs) != n {
 		t.Fatalf("tokperf %d records, the peer %d of %d ok", len(recs), okN, len(reqs))
 	}
 	peers = map[string]string{"vllm": filepath.Join(dir, "vllm.json"), "guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json")}
-	writeVLLM(t, peers["vllm"], begin, end, reqs, rate)
-	writeGuideLLM(t, peers["guidellm"], reqs, rate)
-	writeAIPerf(t, peers["aiperf"], reqs, rate)
+	writeVLLM(t, peers["vllm"], begin, end, reqs, l)
+	writeGuideLLM(t, peers["guidellm"], reqs, l)
+	writeAIPerf(t, peers["aiperf"], reqs, l)
 	return mine, peers
 }
 
@@ -140,7 +150,16 @@ func explainTable(e *analyze.Explanation) string {
 // by its definitions, and what is left is the two runs' own difference.
 func TestExplainAttributesPeers(t *testing.T) {
 	t.Parallel()
-	mine, peers := peerFiles(t, 8, 60, 64, 96)
+	for _, l := range []peerLoad{{rate: 8}, {conc: 4}} {
+		t.Run(fmt.Sprintf("rate=%g,C=%d", l.rate, l.conc), func(t *testing.T) {
+			t.Parallel()
+			explainPeers(t, l)
+		})
+	}
+}
+
+func explainPeers(t *testing.T, l peerLoad) {
+	mine, peers := peerFiles(t, l, 60, 64, 96)
 	run, err := ReadRun(context.Background(), mine, false)
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,31 @@ func peerRun(t *testing.T, c *http.Client, url string, prompts []string, at []ti
 	return begin, time.Now(), out
 }
 
+// peerClosed sends the prompts at most conc at a time, as vLLM's
+// --max-concurrency (a semaphore; each request's clock starts once it
+// holds a slot): the first warmups of them before the benchmark's start,
+// left out as --num-warmups leaves them out, then the rest.
+func peerClosed(c *http.Client, url string, prompts []string, conc, warmups, maxTokens int) (time.Time, time.Time, []peerRequest) {
+	sem := make(chan struct{}, conc)
+	run := func(ps []string) []peerRequest {
+		out := make([]peerRequest, len(ps))
+		var wg sync.WaitGroup
+		for i := range ps {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				out[i] = peerOne(c, url, ps[i], maxTokens)
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	run(prompts[:warmups])
+	begin := time.Now()
+	reqs := run(prompts[warmups:])
+	return begin, time.Now(), reqs
+}
+
 func peerOne(c *http.Client, url, prompt string, maxTokens int) peerRequest {
 	body, _ := json.Marshal(map[string]any{"model": "peer", "prompt": prompt, "max_tokens": maxTokens, "stream": true,
 		"ignore_eos": true, "stream_options": map[string]any{"include_usage": true}})
@@ -91,6 +116,40 @@ func peerOne(c *http.Client, url, prompt string, maxTokens int) peerRequest {
 	return p
 }
 
+// peerLoad is an open loop at rate, or a closed loop of conc.
+type peerLoad struct {
+	rate float64
+	conc int
+}
+
+func (l peerLoad) vllmRate() any {
+	if l.rate > 0 {
+		return l.rate
+	}
+	return "inf"
+}
+
+func (l peerLoad) vllmConc() any {
+	if l.conc > 0 {
+		return l.conc
+	}
+	return nil
+}
+
+func (l peerLoad) guidellm() map[string]any {
+	if l.rate > 0 {
+		return map[string]any{"type_": "poisson", "rate": l.rate}
+	}
+	return map[string]any{"type_": "concurrent", "streams": l.conc}
+}
+
+func (l peerLoad) aiperf() map[string]any {
+	if l.rate > 0 {
+		return map[string]any{"request_rate": l.rate}
+	}
+	return map[string]any{"concurrency": l.conc}
+}
+
 func sec(d time.Duration) float64 { return d.Seconds() }
 
 // numpyStats are mean, median and p99 as numpy computes them
@@ -110,11 +169,11 @@ func numpyStats(xs []float64) (mean, median, p99 float64) {
 // gaps between choices events pooled, latency to the last data event,
 // TPOT = (latency − ttft)/(output_len − 1), output_len the server's
 // usage, numpy's statistics, throughputs over the benchmark's duration.
-func writeVLLM(t *testing.T, path string, begin, end time.Time, reqs []peerRequest, rate float64) {
+func writeVLLM(t *testing.T, path string, begin, end time.Time, reqs []peerRequest, l peerLoad) {
 	var ttfts, itls, tpots, lats []float64
 	var lens []int
 	var perItl [][]float64
-	completed, total := 0, 0
+	completed, total, input := 0, 0, 0
 	for _, r := range reqs {
 		if !r.ok {
 			lens = append(lens, 0)
@@ -123,6 +182,7 @@ func writeVLLM(t *testing.T, path string, begin, end time.Time, reqs []peerReque
 		}
 		completed++
 		total += r.output
+		input += r.prompt
 		ttft, lat := sec(r.events[0].Sub(r.start)), sec(r.lastEvent.Sub(r.start))
 		var gaps []float64
 		for i := 1; i < len(r.events); i++ {
@@ -137,8 +197,8 @@ func writeVLLM(t *testing.T, path string, begin, end time.Time, reqs []peerReque
 	}
 	dur := sec(end.Sub(begin))
 	m := map[string]any{"date": "20261202-080000", "endpoint_type": "openai", "backend": "openai", "model_id": "peer", "tokenizer_id": "peer",
-		"num_prompts": len(reqs), "request_rate": rate, "burstiness": 1.0, "max_concurrency": nil, "duration": dur,
-		"completed": completed, "failed": len(reqs) - completed, "total_output_tokens": total,
+		"num_prompts": len(reqs), "request_rate": l.vllmRate(), "burstiness": 1.0, "max_concurrency": l.vllmConc(), "duration": dur,
+		"completed": completed, "failed": len(reqs) - completed, "total_input_tokens": input, "total_output_tokens": total,
 		"request_throughput": float64(completed) / dur, "output_throughput": float64(total) / dur,
 		"output_lens": lens, "ttfts": ttfts, "itls": perItl, "latencies": lats}
 	for name, xs := range map[string][]float64{"ttft": ttfts, "tpot": tpots, "itl": itls, "e2el": lats} {
@@ -185,7 +245,7 @@ func guidellmDist(xs, ws []float64) map[string]any {
 // iteration)/(output_tokens − 1) weighted by output_tokens − 1,
 // request_latency from start to end in seconds), the measured window
 // from the first request's start to the last one's end.
-func writeGuideLLM(t *testing.T, path string, reqs []peerRequest, rate float64) {
+func writeGuideLLM(t *testing.T, path string, reqs []peerRequest, l peerLoad) {
 	var ttft, itl, itlW, lat, out, prompt, ones []float64
 	first, last := time.Time{}, time.Time{}
 	ok := 0
@@ -209,7 +269,7 @@ func writeGuideLLM(t *testing.T, path string, reqs []peerRequest, rate float64) 
 		out, prompt, ones = append(out, float64(r.output)), append(prompt, float64(r.prompt)), append(ones, 1)
 	}
 	bench := map[string]any{
-		"config":            map[string]any{"strategy": map[string]any{"type_": "poisson", "rate": rate}},
+		"config":            map[string]any{"strategy": l.guidellm()},
 		"scheduler_metrics": map[string]any{"measure_start_time": float64(first.UnixNano()) / 1e9, "measure_end_time": float64(last.UnixNano()) / 1e9},
 		"metrics": map[string]any{
 			"request_totals":         map[string]any{"successful": ok, "errored": len(reqs) - ok, "incomplete": 0, "total": len(reqs)},
@@ -227,16 +287,17 @@ func writeGuideLLM(t *testing.T, path string, reqs []peerRequest, rate float64) 
 // the first request's start to the last response), numpy's statistics.
 // It counts output tokens by the server's usage, as with
 // --use-server-token-count.
-func writeAIPerf(t *testing.T, path string, reqs []peerRequest, rate float64) {
+func writeAIPerf(t *testing.T, path string, reqs []peerRequest, l peerLoad) {
 	var ttft, itl, lat []float64
 	first, last := time.Time{}, time.Time{}
-	osl, ok := 0, 0
+	osl, isl, ok := 0, 0, 0
 	for _, r := range reqs {
 		if !r.ok {
 			continue
 		}
 		ok++
 		osl += r.output
+		isl += r.prompt
 		if first.IsZero() || r.start.Before(first) {
 			first = r.start
 		}
@@ -257,11 +318,12 @@ func writeAIPerf(t *testing.T, path string, reqs []peerRequest, rate float64) {
 	writeJSON(t, path, map[string]any{
 		"request_count": map[string]any{"unit": "requests", "avg": ok}, "error_request_count": map[string]any{"unit": "requests", "avg": len(reqs) - ok},
 		"benchmark_duration": map[string]any{"unit": "sec", "avg": dur}, "total_osl": map[string]any{"unit": "tokens", "avg": osl},
+		"total_isl":               map[string]any{"unit": "tokens", "avg": isl},
 		"output_token_throughput": map[string]any{"unit": "tokens/sec", "avg": float64(osl) / dur},
 		"request_throughput":      map[string]any{"unit": "requests/sec", "avg": float64(ok) / dur},
 		"time_to_first_token":     metric(ttft), "inter_token_latency": metric(itl), "request_latency": metric(lat),
 		"input_config": map[string]any{"endpoint": map[string]any{"model_names": []string{"peer"}, "type": "completions", "streaming": true},
-			"loadgen": map[string]any{"request_rate": rate}},
+			"loadgen": l.aiperf()},
 	})
 }
 

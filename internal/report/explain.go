@@ -92,7 +92,7 @@ func signedDelta(x float64) string {
 	case x == 0:
 		return "0"
 	}
-	return fmt.Sprintf("%+.4g", x)
+	return fmt.Sprintf("%+.3g", x)
 }
 
 // explainCauses are the causes named, each once, with what changed.
