@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/memnet"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/report"
 	"github.com/tokperf/tokperf/internal/results"
 	"github.com/tokperf/tokperf/internal/schedule"
 	"github.com/tokperf/tokperf/internal/sim"
@@ -194,10 +196,32 @@ func explainPeers(t *testing.T, l peerLoad) {
 					moved = math.Max(moved, math.Abs(f.Peer[i]-f.Tokperf[i])/f.Tokperf[i])
 				}
 			}
+			if tool == "vllm" && l.rate > 0 {
+				pastedInResults(t, e)
+			}
 			// Not vacuous: the definitions move some figure by a quarter.
 			if moved < 0.25 {
 				t.Errorf("no figure differs by 25%%: the test shows nothing\n%s", table)
 			}
 		})
+	}
+}
+
+// pastedInResults holds docs/results.md's example of tokperf explain to
+// what explain prints now for the open-loop vLLM file: its heading and its
+// TTFT and ITL tables, line for line.
+func pastedInResults(t *testing.T, e *analyze.Explanation) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	report.ExplainText(&b, e)
+	blocks := strings.Split(b.String(), "\n\n")
+	for _, i := range []int{0, 1, 3} { // the heading, TTFT, ITL
+		if !strings.Contains(string(doc), blocks[i]) {
+			t.Errorf("docs/results.md does not show what explain prints now; paste:\n%s", blocks[i])
+		}
 	}
 }
