@@ -78,8 +78,10 @@ func workloadDiffs(ps Stage, src *Source, all, ok []record.Record) []WorkloadDif
 }
 
 // lengthStep adds, where both runs state their mean output length and
-// they differ, the E2E the difference costs at the peer's TPOT: every
-// extra token is one more decode step.
+// they differ, what the difference costs: E2E, the extra tokens at the
+// peer's TPOT (each is one more decode step); and in a closed loop at the
+// same concurrency the rates, by Little's law (requests/s = C / E2E, so
+// they scale as E2E / (E2E + its step), output tok/s with the length too).
 func (x explainer) lengthStep(figs []ExplainFigure, ps Stage, src *Source) {
 	if !src.Has("output_tokens") || ps.OK == 0 {
 		return
@@ -88,23 +90,50 @@ func (x explainer) lengthStep(figs []ExplainFigure, ps Stage, src *Source) {
 	for _, r := range x.recs {
 		mine += float64(r.OutputTokens)
 	}
-	dn := float64(ps.OutputTokens)/float64(ps.OK) - mine/float64(len(x.recs))
-	if math.Abs(dn) < 0.05 {
+	mine /= float64(len(x.recs))
+	theirs := float64(ps.OutputTokens) / float64(ps.OK)
+	dn := theirs - mine
+	per := summarize(x.tpots(), nil, nearestRank)[0]
+	if math.Abs(dn) < 0.05 || math.IsNaN(per) {
 		return
 	}
-	per := summarize(x.tpots(), nil, nearestRank)[0]
+	how := fmt.Sprintf("%+.1f tokens a request × %.3g ms, the mean TPOT under the peer's definition", dn, per)
+	e2e, longer := x.meanE2E(), dn*per
+	closed := ps.Rate == 0 && ps.Concurrency > 0 && x.recs[0].Rate == 0 && x.recs[0].Concurrency == ps.Concurrency
 	for i := range figs {
 		f := &figs[i]
-		if f.Figure != "E2E" || math.IsNaN(per) {
+		d, how := make([]float64, len(f.Stats)), how
+		switch {
+		case f.Figure == "E2E":
+			for j := range d {
+				d[j] = longer
+			}
+		case closed && (f.Figure == "requests/s" || f.Figure == "output tok/s"):
+			v := f.Tokperf[0]
+			for _, s := range f.Steps {
+				v += s.Delta[0]
+			}
+			scale := e2e / (e2e + longer)
+			if f.Figure == "output tok/s" {
+				scale *= theirs / mine
+			}
+			d[0] = v*scale - v
+			how = fmt.Sprintf("%s; at the same concurrency, requests/s = C / E2E (Little's law): × %.3g", how, e2e/(e2e+longer))
+		default:
 			continue
 		}
-		d := make([]float64, len(f.Stats))
-		for j := range d {
-			d[j] = dn * per
-		}
-		f.Steps = append(f.Steps, ExplainStep{Cause: "output lengths", Kind: KindWorkload, Delta: d,
-			How: fmt.Sprintf("%+.1f tokens a request × %.3g ms, the mean TPOT under the peer's definition", dn, per)})
+		f.Steps = append(f.Steps, ExplainStep{Cause: "output lengths", Kind: KindWorkload, Delta: d, How: how})
 	}
+}
+
+// meanE2E is the requests' mean E2E under the peer's definitions, in ms.
+func (x explainer) meanE2E() float64 {
+	f := defs{fromConnect: x.def.fromConnect, toDone: x.def.toDone}
+	sum := 0.0
+	for i := range x.recs {
+		sum += record.Ms(end(&x.recs[i], f) - start(&x.recs[i], f))
+	}
+	return sum / float64(len(x.recs))
 }
 
 // tpots are the requests' TPOTs under the peer's definition: (E2E − TTFT)/(n − 1).
