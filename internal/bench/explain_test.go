@@ -126,8 +126,10 @@ func peerFiles(t *testing.T, l peerLoad, n, in, out, peerOut int) (mine string, 
 	if okN != len(reqs) || len(reqs) != n {
 		t.Fatalf("tokperf %d records, the peer %d of %d ok", len(recs), okN, len(reqs))
 	}
-	peers = map[string]string{"vllm": filepath.Join(dir, "vllm.json"), "guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json")}
+	peers = map[string]string{"vllm": filepath.Join(dir, "vllm.json"), "sglang": filepath.Join(dir, "sglang.jsonl"),
+		"guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json")}
 	writeVLLM(t, peers["vllm"], begin, end, reqs, l)
+	writeSGLang(t, peers["sglang"], begin, end, reqs, l)
 	writeGuideLLM(t, peers["guidellm"], reqs, l)
 	writeAIPerf(t, peers["aiperf"], reqs, l)
 	return mine, peers
@@ -147,7 +149,7 @@ func explainTable(e *analyze.Explanation) string {
 }
 
 // explain attributes at least 95% of each figure's difference between
-// tokperf and vLLM, GuideLLM and AIPerf files of the same simulator to
+// tokperf and vLLM, SGLang, GuideLLM and AIPerf files of the same simulator to
 // named causes: each peer's figure is recomputed from tokperf's records
 // by its definitions, and what is left is the two runs' own difference.
 func TestExplainAttributesPeers(t *testing.T) {
@@ -170,7 +172,7 @@ func explainPeers(t *testing.T, l peerLoad) {
 	reported := map[string][]float64{"TTFT": {st.TTFT.Mean, st.TTFT.P50, st.TTFT.P99}, "TPOT": {st.TPOT.Mean, st.TPOT.P50, st.TPOT.P99},
 		"ITL": {st.ITL.Mean, st.ITL.P50, st.ITL.P99}, "E2E": {st.E2E.Mean, st.E2E.P50, st.E2E.P99},
 		"output tok/s": {st.AggregateTokS}, "requests/s": {st.RequestsPerS}}
-	for _, tool := range []string{"vllm", "guidellm", "aiperf"} {
+	for _, tool := range []string{"vllm", "sglang", "guidellm", "aiperf"} {
 		t.Run(tool, func(t *testing.T) {
 			e, err := Explain(context.Background(), peers[tool], mine, 0)
 			if err != nil {

@@ -208,6 +208,40 @@ func writeVLLM(t *testing.T, path string, begin, end time.Time, reqs []peerReque
 	writeJSON(t, path, m)
 }
 
+// writeSGLang writes what SGLang's bench_serving makes of the requests
+// (python/sglang/bench_serving.py, shaped as vLLM's): TTFT and the chunk
+// gaps as vLLM's, but the latency taken when the stream has ended; the
+// server's output counts, numpy's statistics, one JSON line.
+func writeSGLang(t *testing.T, path string, begin, end time.Time, reqs []peerRequest, l peerLoad) {
+	var ttfts, itls, tpots, lats []float64
+	completed, total, input := 0, 0, 0
+	for _, r := range reqs {
+		if !r.ok {
+			continue
+		}
+		completed++
+		total += r.output
+		input += r.prompt
+		ttft, lat := sec(r.events[0].Sub(r.start)), sec(r.end.Sub(r.start))
+		for i := 1; i < len(r.events); i++ {
+			itls = append(itls, sec(r.events[i].Sub(r.events[i-1])))
+		}
+		if r.output > 1 {
+			tpots = append(tpots, (lat-ttft)/float64(r.output-1))
+		}
+		ttfts, lats = append(ttfts, ttft), append(lats, lat)
+	}
+	dur := sec(end.Sub(begin))
+	m := map[string]any{"backend": "sglang-oai", "request_rate": l.vllmRate(), "max_concurrency": l.vllmConc(), "duration": dur,
+		"completed": completed, "total_input_tokens": input, "total_output_tokens": total, "total_output_tokens_retokenized": total,
+		"request_throughput": float64(completed) / dur, "output_throughput": float64(total) / dur}
+	for name, xs := range map[string][]float64{"ttft": ttfts, "tpot": tpots, "itl": itls, "e2e_latency": lats} {
+		mean, med, p99 := numpyStats(xs)
+		m["mean_"+name+"_ms"], m["median_"+name+"_ms"], m["p99_"+name+"_ms"] = mean, med, p99
+	}
+	writeJSON(t, path, m)
+}
+
 // guidellmDist is GuideLLM's DistributionSummary.from_values
 // (guidellm/utils/statistics.py): the weights normalized into a PDF
 // over the sorted values, the mean weighted, each percentile the first
