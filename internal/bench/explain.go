@@ -39,6 +39,9 @@ func Explain(ctx context.Context, peer, file string, stage int) (*analyze.Explan
 		return nil, fmt.Errorf("%s has %d stage(s): no stage %d", peer, len(p.Stages), stage+1)
 	}
 	recs, err := levelRecords(ctx, file, p.Stages[stage])
+	if err != nil && len(p.Stages) > 1 {
+		return nil, fmt.Errorf("%w (%s has %d stages: --stage picks another)", err, peer, len(p.Stages))
+	}
 	if err != nil {
 		return nil, err
 	}
