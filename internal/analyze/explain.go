@@ -167,9 +167,6 @@ var peerDefs = map[string]peerDef{
 		ttftName: "time_to_first_token", e2eName: "request_latency", tokName: "output_token_throughput", reqName: "request_throughput", pct: linear},
 }
 
-// Explainable says whether explain knows tool's definitions.
-func Explainable(tool string) bool { _, ok := peerDefs[tool]; return ok }
-
 // defs is one set of definitions, flipped from tokperf's to a peer's one
 // choice at a time.
 type defs struct {
@@ -193,16 +190,16 @@ func Explain(peer *Run, stage int, recs []record.Record, file string) (*Explanat
 	if stage < 0 || stage >= len(peer.Stages) {
 		return nil, fmt.Errorf("%s has %d stage(s), not %d", peer.File, len(peer.Stages), stage+1)
 	}
-	ok2 := okRecords(recs)
-	if len(ok2) == 0 {
+	good := okRecords(recs)
+	if len(good) == 0 {
 		return nil, fmt.Errorf("%s: no measured request of that level finished ok", file)
 	}
 	ps := peer.Stages[stage]
 	e := &Explanation{Schema: "tokperf.explain/v1", Peer: peer.Source.Tool, PeerName: def.name, PeerFile: peer.File, File: file,
-		Level: levelOf(ok2[0])}
-	ex := explainer{recs: ok2, all: recs, def: def}
+		Level: levelOf(good[0])}
+	ex := explainer{recs: good, all: recs, def: def}
 	e.Figures = ex.figures(ps, peer.Source)
-	e.Workload = workloadDiffs(ps, peer.Source, recs, ok2)
+	e.Workload = workloadDiffs(ps, peer.Source, recs, good)
 	ex.lengthStep(e.Figures, ps, peer.Source)
 	for i := range e.Figures {
 		e.Figures[i].settle()
