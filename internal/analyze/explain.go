@@ -12,6 +12,9 @@ import (
 	"github.com/tokperf/tokperf/internal/stats"
 )
 
+// ExplainSchema names and versions the JSON of an Explanation.
+const ExplainSchema = "tokperf-explain/1"
+
 // Explanation is tokperf explain's model (METRICS.md "Why two tools
 // disagree"): for each figure another tool's file and a tokperf run of the
 // same server both report, tokperf's figure, the steps that change it into
@@ -195,7 +198,7 @@ func Explain(peer *Run, stage int, recs []record.Record, file string) (*Explanat
 		return nil, fmt.Errorf("%s: no measured request of that level finished ok", file)
 	}
 	ps := peer.Stages[stage]
-	e := &Explanation{Schema: "tokperf.explain/v1", Peer: peer.Source.Tool, PeerName: def.name, PeerFile: peer.File, File: file,
+	e := &Explanation{Schema: ExplainSchema, Peer: peer.Source.Tool, PeerName: def.name, PeerFile: peer.File, File: file,
 		Level: levelOf(good[0])}
 	ex := explainer{recs: good, all: recs, def: def}
 	e.Figures = ex.figures(ps, peer.Source)
