@@ -79,6 +79,19 @@ against a published baseline, per GPU, with a fairness list. The files of one sh
 		examples: `  tokperf compare before.jsonl after.jsonl
   tokperf compare mine.jsonl --baseline catid-qwen3.5-4gpu --gpus 8 --claim 3x`,
 	},
+	"explain": {
+		usage: "explain PEER_FILE TOKPERF_FILE [flags]",
+		summary: `Why another tool's figures differ from tokperf's for the same server: the other
+tool's result file (vLLM bench serve, SGLang bench_serving, GuideLLM, AIPerf's
+profile_export_aiperf.json) beside a tokperf run at the same level. Each figure (TTFT,
+TPOT, ITL, E2E, output tok/s, requests/s) goes from tokperf's value, through each
+definition the other tool uses (recomputed from tokperf's own records: TTFT anchor, end
+of a request, TPOT formula, ITL per token or per chunk or per request, percentile
+method, throughput window) and the workload differences it can estimate, to the other
+tool's value; what no cause explains is shown (docs/METRICS.md "Why two tools disagree").`,
+		examples: `  tokperf explain vllm-result.json tokperf-results/20261202-run.jsonl
+  tokperf explain guidellm-benchmarks.json mine.jsonl --stage 2 --format json`,
+	},
 	"baselines": {
 		usage:    "baselines [NAME...] [flags]",
 		summary:  `The published baselines tokperf knows; with NAME, one in full.`,

@@ -25,7 +25,7 @@ var flatMetric = map[string]flatNames{
 	SGLang: {"ttft", "tpot", "itl", "e2e_latency"},
 }
 
-func readFlat(r *bufio.Reader, name, tool string) (*analyze.Run, error) {
+func readFlat(r *bufio.Reader, name, tool string, stated bool) (*analyze.Run, error) {
 	var stages []summary.Stage
 	var samples []*analyze.Samples
 	var setup record.Setup
@@ -37,7 +37,7 @@ func readFlat(r *bufio.Reader, name, tool string) (*analyze.Run, error) {
 		if err != nil {
 			return err
 		}
-		s, x, su, b, err := flatStage(o, tool)
+		s, x, su, b, err := flatStage(o, tool, stated)
 		if err != nil {
 			return err
 		}
@@ -87,9 +87,11 @@ func percentiles(o obj, m string, n int) (stats.Dist, error) {
 	return d, nil
 }
 
-func flatStage(o obj, tool string) (summary.Stage, *analyze.Samples, record.Setup, []string, error) {
+// flatStage is one result object's stage; with stated, its summaries
+// only, never replaced by figures from its per-request lists.
+func flatStage(o obj, tool string, stated bool) (summary.Stage, *analyze.Samples, record.Setup, []string, error) {
 	s, su, blank, err := flatSummary(o, tool)
-	if err != nil || tool != VLLM {
+	if err != nil || tool != VLLM || stated {
 		return s, nil, su, blank, err
 	}
 	failedN, _ := o.count("failed")

@@ -175,14 +175,28 @@ func Read(path string) (*analyze.Run, error) {
 	return ReadFrom(f, path)
 }
 
+// ReadStated is Read keeping every figure as the file states it: a
+// detailed vLLM file's summaries, not tokperf's figures from its lists.
+// tokperf explain sets them beside tokperf's own.
+func ReadStated(path string) (*analyze.Run, error) {
+	f, err := infile.Open(context.Background(), path, infile.Stream)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readFrom(f, path, true)
+}
+
 // ReadFrom is Read over r, with name for the messages and the run.
-func ReadFrom(r io.Reader, name string) (*analyze.Run, error) {
+func ReadFrom(r io.Reader, name string) (*analyze.Run, error) { return readFrom(r, name, false) }
+
+func readFrom(r io.Reader, name string, stated bool) (*analyze.Run, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, _ := br.Peek(sniffBytes)
 	tool := Detect(head)
 	switch tool {
 	case VLLM, SGLang:
-		return readFlat(br, name, tool)
+		return readFlat(br, name, tool, stated)
 	case AIPerfRecs:
 		return readAIPerfRecords(br, name)
 	case GuideLLM, AIPerf:

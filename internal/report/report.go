@@ -105,6 +105,8 @@ func textReporter(result any) (Reporter, error) {
 		return func(w io.Writer) error { ExperimentText(w, r); return nil }, nil
 	case *analyze.Twin:
 		return func(w io.Writer) error { TwinText(w, r); return nil }, nil
+	case *analyze.Explanation:
+		return func(w io.Writer) error { ExplainText(w, r); return nil }, nil
 	}
 	return nil, unknownModel(result)
 }

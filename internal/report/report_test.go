@@ -113,7 +113,7 @@ func TestSchemasDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{analyze.RunSchema, analyze.CompareSchema, analyze.BaselineSchema, analyze.OverheadSchema, check.ResultSchema, analyze.SelftestSchema, analyze.ExperimentSchema} {
+	for _, s := range []string{analyze.RunSchema, analyze.CompareSchema, analyze.BaselineSchema, analyze.OverheadSchema, check.ResultSchema, analyze.SelftestSchema, analyze.ExperimentSchema, analyze.ExplainSchema} {
 		if !strings.Contains(string(doc), "`"+s+"`") {
 			t.Errorf("docs/JSON.md does not document %s", s)
 		}

@@ -206,6 +206,8 @@ func tableOf(result any) (*Table, error) {
 		return experimentTable(r), nil
 	case *analyze.Twin:
 		return twinTable(r), nil
+	case *analyze.Explanation:
+		return explainTable(r), nil
 	}
 	return nil, unknownModel(result)
 }

@@ -137,3 +137,19 @@ func DescribeWeighted(xs []Weighted) Dist {
 	}
 	return Dist{N: total, Mean: sum / float64(total), P50: at(50), P90: at(90), P95: at(95), P99: at(99), Max: hi}
 }
+
+// Linear is percentile p of sorted xs interpolated linearly between the
+// two nearest ranks, numpy's default (np.percentile, np.median): the
+// method vLLM, SGLang and AIPerf report with. NaN when xs is empty.
+func Linear(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	at := p / 100 * float64(n-1)
+	lo := int(math.Floor(at))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (at-float64(lo))*(sorted[lo+1]-sorted[lo])
+}

@@ -147,3 +147,25 @@ func TestMeanCI(t *testing.T) {
 		t.Errorf("one value: half %v, CV %v, want NaN", half, cv)
 	}
 }
+
+// Linear is numpy's np.percentile: values worked out with numpy.
+func TestLinear(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, 50, 2.5},
+		{[]float64{15, 20, 35, 40, 50}, 90, 46},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 99, 9.91},
+		{[]float64{7}, 99, 7},
+	} {
+		if got := Linear(c.xs, c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Linear(%v, %v) = %v, want %v", c.xs, c.p, got, c.want)
+		}
+	}
+	if !math.IsNaN(Linear(nil, 50)) {
+		t.Error("an empty sample has no percentile")
+	}
+}
