@@ -40,8 +40,13 @@ const liveWindow = 3 * time.Second
 // on its own ticker, so showing progress never delays a request.
 type live struct {
 	label string
-	total int           // measured requests, 0 for a timed stage
-	dur   time.Duration // a timed stage's length
+	total int // measured requests, 0 for a timed stage
+	// conversations are a stage of conversations' (agent sessions')
+	// count, in their unit, total then 0: their requests are not known
+	// before (liveOf).
+	conversations int
+	unit          string
+	dur           time.Duration // a timed stage's length
 	// timeout is each request's (--timeout): what the requests still in
 	// flight after a timed stage's end may take.
 	timeout time.Duration
@@ -138,6 +143,9 @@ func (l *live) status(now time.Time) string {
 		fmt.Fprintf(&b, "%d/%d requests", done, l.total)
 	} else {
 		fmt.Fprint(&b, record.Plural(int(done), "request"))
+		if l.conversations > 0 {
+			fmt.Fprintf(&b, " of %s", record.Plural(l.conversations, l.unit))
+		}
 	}
 	fmt.Fprintf(&b, ", %.1f tok/s, %d errors, %s", l.rate(now), errs, seconds(elapsed))
 	switch {
@@ -172,11 +180,19 @@ func seconds(d time.Duration) string {
 
 // live starts the display of a stage's progress as the Env asks; nil when
 // it asks for none.
-func (e *Env) live(label string, p runner.Plan) *live {
+func (e *Env) live(label string, p runner.Plan) *live { return e.liveOf(label, p, "") }
+
+// liveOf is live for a stage whose Requests count conversations in unit
+// ("conversation", "agent session"), each of many requests: its status
+// counts requests without a total to count down to. "": requests.
+func (e *Env) liveOf(label string, p runner.Plan, unit string) *live {
 	if e == nil || e.Live == ProgressOff {
 		return nil
 	}
 	l := &live{label: label, total: p.Requests, dur: p.Duration, timeout: p.Timeout, start: time.Now()}
+	if unit != "" {
+		l.total, l.conversations, l.unit = 0, p.Requests, unit
+	}
 	switch e.Live {
 	case ProgressLines:
 		l.lines(e.progress(), orDefault(e.LiveEvery, liveEvery))

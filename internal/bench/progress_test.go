@@ -97,6 +97,31 @@ func TestProgressTimed(t *testing.T) {
 	})
 }
 
+// A stage of agent sessions counts requests (turns) without a total to
+// count down to: its Requests are sessions, each of many requests, so
+// "13/3 requests" and an ETA from them would be wrong.
+func TestProgressSessions(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		env := &Env{Progress: &out, Live: ProgressLines, LiveEvery: 2 * time.Second}
+		l := env.liveOf("C=2", runner.Plan{Concurrency: 2, Requests: 3}, "agent session")
+		time.Sleep(450 * time.Millisecond)
+		for i := range 13 {
+			if i > 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
+			l.add(finished(10, record.StatusOK))
+		}
+		time.Sleep(1 * time.Second) // past the 2 s tick
+		synctest.Wait()
+		l.end()
+		if want := "C=2: 13 requests of 3 agent sessions, 65.0 tok/s, 0 errors, 2.0 s\n"; out.String() != want {
+			t.Errorf("got %q, want %q", out.String(), want)
+		}
+	})
+}
+
 // Off and nil: nothing is shown and counting is a no-op.
 func TestProgressOff(t *testing.T) {
 	t.Parallel()

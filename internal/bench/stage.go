@@ -39,7 +39,13 @@ func (s *sweep) stage(ctx context.Context, p runner.Plan) {
 	// themselves live only in the result file.
 	s.fold.Grow(p.Index, p.Concurrency, min(p.Requests, 1<<20)) // up to 72 MB ahead; beyond, it grows as it goes
 	// Live progress reads counters bumped off the requests' path.
-	show := s.env.live(label, p)
+	unit := ""
+	if _, ok := s.r.Conversations.(runner.Sessions); ok {
+		unit = "agent session"
+	} else if s.r.Conversations != nil {
+		unit = "conversation"
+	}
+	show := s.env.liveOf(label, p, unit)
 	var sliced *slicing
 	if s.cfg.Load.Slice > 0 {
 		// Only the current slice's requests are kept; the stage's own

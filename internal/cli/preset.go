@@ -64,6 +64,31 @@ var presets = []preset{
 		judge:       "p99",
 		minDuration: 600 * time.Second,
 	},
+	{
+		name:     "agentic",
+		short:    "InferenceX's agentic scenario: coding-agent sessions at -c concurrent sessions",
+		about:    "SemiAnalysis InferenceX's agentic scenario (its agentx MVP, run by AIPerf): coding-agent sessions streamed on the chat route with their tools, a fixed number of concurrent sessions (-c), a first-turn cache-bust so only what sessions truly share is cached, seed 42; your --agent-trace FILE is replayed as the scenario replays its traces, else generated sessions of --agent's default shape with the bust; the report gives the session figures and the prefix-cache hit beside its ceiling",
+		source:   "SemiAnalysisAI/InferenceX@843c6254ff69 benchmarks/benchmark_lib.sh (build_replay_cmd), benchmarks/single_node/agentic/",
+		settings: agentic,
+	},
+}
+
+// agentic is InferenceX's agentic scenario as build_replay_cmd runs it:
+// aiperf profile --scenario inferencex-agentx-mvp --endpoint-type chat
+// --streaming --concurrency $CONC --random-seed 42, the scenario locking
+// --cache-bust first_turn_prefix. Its traces are the user's to give
+// (--agent-trace); without one, generated sessions with the bust. Its
+// 3600 s duration is not set: a stage of sessions ends with its sessions
+// (--requests).
+func agentic(_ string, f *loadFlags, fs *flagSet) ([]setting, error) {
+	if !fs.Changed("concurrency") {
+		return nil, fmt.Errorf("give the concurrent sessions with -c N (InferenceX's CONC)")
+	}
+	out := []setting{{"endpoint", "chat"}, {"seed", "42"}}
+	if f.agentTrace == "" {
+		out = append(out, setting{"agent", "bust"})
+	}
+	return out, nil
 }
 
 // inferencexArgs are the pairs inferencex takes, its default first.
@@ -227,6 +252,8 @@ func lookupPreset(spec string) (*preset, string, error) {
 		arg = p.args[0]
 	case arg != "" && p.arg == "":
 		return nil, "", usagef("--preset %s takes no argument, not %q", p.name, arg)
+	case p.arg == "":
+		// takes none
 	case !slices.Contains(p.args, arg):
 		return nil, "", usagef("--preset %s: no %s %q (want one of %s)", p.name, p.arg, arg, strings.Join(p.args, ", "))
 	}

@@ -139,12 +139,14 @@ func TestPresetErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown", []string{"--preset", "inferencemax"}, []string{`--preset "inferencemax": no such preset: did you mean inferencex?`, "inferencex[:PAIR], mlperf-server:MODEL"}},
-		{"far from any", []string{"--preset", "spec-bench"}, []string{`--preset "spec-bench": no such preset (want inferencex[:PAIR], mlperf-server:MODEL)`}},
+		{"far from any", []string{"--preset", "spec-bench"}, []string{`--preset "spec-bench": no such preset (want inferencex[:PAIR], mlperf-server:MODEL, agentic)`}},
 		{"unknown model", []string{"--preset", "mlperf-server:llama4", "--rate", "1"}, []string{`no model "llama4"`, "llama2-70b, llama2-70b-interactive, mixtral-8x7b", "gpt-oss-120b-interactive"}},
 		{"no model", []string{"--preset", "mlperf-server", "--rate", "1"}, []string{"--preset mlperf-server needs a model: mlperf-server:MODEL", "deepseek-r1"}},
 		{"unknown pair", []string{"--preset", "inferencex:2k2k"}, []string{`--preset inferencex: no pair "2k2k" (want one of 8k1k, 1k1k, 1k8k)`}},
 		{"no rate", []string{"--preset", "mlperf-server:llama2-70b"}, []string{"give the target QPS with --rate QPS"}},
 		{"top below 4", []string{"--preset", "inferencex", "--max-concurrency", "2"}, []string{"--max-concurrency 2: InferenceX doubles concurrency from 4"}},
+		{"agentic without sessions", []string{"--preset", "agentic"}, []string{"give the concurrent sessions with -c N"}},
+		{"agentic with an argument", []string{"--preset", "agentic:weka", "-c", "2"}, []string{`--preset agentic takes no argument, not "weka"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -424,6 +426,9 @@ func presetsDoc(t *testing.T) string {
 		if len(p.args) > 0 {
 			arg = p.args[0]
 		}
+		if p.name == "agentic" {
+			fs.Set("concurrency", "8") // the user's sessions
+		}
 		settings, err := p.settings(arg, &f, fs)
 		if err != nil {
 			t.Fatalf("preset %s:%s: %v", p.name, arg, err)
@@ -436,7 +441,10 @@ func presetsDoc(t *testing.T) string {
 		if len(p.args) > 0 {
 			args = "; " + strings.ToUpper(p.arg) + ": " + strings.Join(p.args, ", ")
 		}
-		fmt.Fprintf(&b, "| `%s` | %s%s | %s (%s) | %s |\n", p.usage(), p.about, args, strings.Join(set, " "), arg, p.source)
+		if arg != "" {
+			arg = " (" + arg + ")"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s%s | %s%s | %s |\n", p.usage(), p.about, args, strings.Join(set, " "), arg, p.source)
 	}
 	b.WriteString("\nMLPerf Inference's Server-scenario limits (`mlperf-server:MODEL`), p99 over the run's measured requests:\n\n")
 	b.WriteString("| MODEL | mlperf.conf name | p99 TTFT | p99 TPOT |\n|---|---|--:|--:|\n")
@@ -477,5 +485,27 @@ func TestPresetsDoc(t *testing.T) {
 		if !strings.Contains(out, p.usage()) || !strings.Contains(presetsOut, "--preset "+p.usage()) || !strings.Contains(presetsOut, "source: "+strings.Fields(p.source)[0]) {
 			t.Errorf("tokperf help or help presets lacks %s", p.usage())
 		}
+	}
+}
+
+// The agentic preset on the simulator, in virtual time: generated agent
+// sessions with the first-turn bust on the chat route at -c sessions, its
+// header saying so, the session figures in the report; with the user's
+// own --agent shape kept.
+func TestPresetAgenticRuns(t *testing.T) {
+	t.Parallel()
+	out, errw, code := runVirtual(t, "run", "--preset", "agentic", "-c", "2", "--requests", "2", "--sim-profile", "tiny", "-o", t.TempDir()+"/a.jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errw)
+	}
+	for _, want := range []string{"preset agentic: set --endpoint chat, --seed 42, --agent bust (source: SemiAnalysisAI/InferenceX@",
+		"vllm /v1/chat/completions", ",bust;", "agent sessions (a session is its turns"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	out, errw, code = runVirtual(t, "run", "--preset", "agentic", "-c", "1", "--requests", "1", "--agent", "turns=2,tools=0", "--sim-profile", "tiny", "-o", t.TempDir()+"/b.jsonl")
+	if code != 0 || !strings.Contains(out, "yours kept: --agent turns=2,tools=0 (preset: bust)") {
+		t.Errorf("exit %d, want the user's --agent kept:\n%s\n%s", code, out, errw)
 	}
 }
