@@ -59,7 +59,7 @@ func (c Asked) sharedShare(s summary.Stage) (float64, bool) {
 type Asked struct {
 	SharedPrefix int  // tokens every prompt shares on purpose
 	Reuse        bool // prompts share prefixes on purpose (a trace, groups, conversations)
-	Thinking     bool // conversations with a think time: slots idle between turns by design
+	Thinking     bool // conversations with a think time, agent sessions: slots idle between turns by design
 	Chat         bool // the chat API: a template wraps every prompt
 	OutputTokens int  // requested of every request; 0 when they differ (a dataset, a distribution)
 	IgnoreEOS    bool // asked the server to ignore EOS
@@ -275,7 +275,11 @@ func loadWarnings(s summary.Stage, c Asked, add warn) {
 	if s.OK > 0 && s.Concurrency > 0 && s.Rate == 0 && !c.OpenLoop && s.EffectiveConcurrency < 0.9*float64(s.Concurrency) && !c.Thinking {
 		add("effective_concurrency", "effective concurrency %.1f is %.0f%% of the target %d (the server caps running requests, requests fail fast, or the stage is too short for its ramp and drain)", s.EffectiveConcurrency, 100*s.EffectiveConcurrency/float64(s.Concurrency), s.Concurrency)
 	}
-	if s.SteadyTokS > 0 {
+	// Conversations that think and agent sessions that wait on tools
+	// leave slots idle by design: the moments with every slot in flight
+	// are not their steady state, so the window's distance from it is
+	// no drain.
+	if s.SteadyTokS > 0 && !c.Thinking {
 		if d := s.AggregateTokS/s.SteadyTokS - 1; math.Abs(d) > 0.10 {
 			add("drain_tail", "aggregate %.1f tok/s is %+.0f%% off the steady state %.1f tok/s: ramp-up and the drain of the last requests weigh on the window; more requests per level shrink it", s.AggregateTokS, 100*d, s.SteadyTokS)
 		}

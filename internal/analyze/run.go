@@ -374,7 +374,7 @@ func (r *Run) Find(k StageKey) *Stage {
 // server's counters showed, stage by stage.
 func runWarnings(r *Run) []Warning {
 	asked := Asked{IgnoreEOS: r.Setup.Workload.IgnoreEOS, Engine: r.Setup.Server.Engine, OpenLoop: r.OpenLoop, Simulated: r.Setup.Simulated,
-		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0 || r.Setup.Workload.Agent != "", Chat: slices.Contains([]string{"chat", "api-chat", "responses", "messages"}, r.Setup.Endpoint)}
+		SharedPrefix: r.Setup.Workload.SharedPrefix, Reuse: r.Setup.Workload.Reuse, Thinking: r.Setup.Workload.ThinkS > 0 || r.Setup.Workload.Agent != "" || r.Setup.Workload.Input == "agent trace", Chat: slices.Contains([]string{"chat", "api-chat", "responses", "messages"}, r.Setup.Endpoint)}
 	if r.Setup.Workload.Output == "" {
 		// Only a fixed length is what every request asked for: a dataset's
 		// requests ask for its own lengths, a distribution's for its draws.

@@ -1,12 +1,14 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tokperf/tokperf/internal/engine"
 	"github.com/tokperf/tokperf/internal/record"
+	"github.com/tokperf/tokperf/internal/summary"
 )
 
 // situation is a run folded from records built as a workload asked for
@@ -283,5 +285,26 @@ func TestSoakWithoutMemorySaysSo(t *testing.T) {
 				t.Errorf("%s\nwant %q, not %q", v.Text, tc.want, tc.not)
 			}
 		})
+	}
+}
+
+// Agent sessions wait on tools between turns, so the moments with every
+// slot in flight are not their steady state: no drain_tail warning for
+// them (a generated shape or a replayed trace), while the same stage of
+// plain requests keeps it.
+func TestNoDrainTailForSessions(t *testing.T) {
+	t.Parallel()
+	st := summary.Stage{Concurrency: 2, Requests: 60, OK: 60, AggregateTokS: 568.8, SteadyTokS: 2047.6, EffectiveConcurrency: 0.6}
+	has := func(ws []Warning) bool {
+		return slices.ContainsFunc(ws, func(w Warning) bool { return w.Check == "drain_tail" })
+	}
+	if !has(Warnings([]summary.Stage{st}, Asked{})) {
+		t.Fatal("plain requests far off their steady state: want drain_tail")
+	}
+	for _, w := range []record.Workload{{Agent: "bust", Conversations: true}, {Input: "agent trace", Conversations: true}, {ThinkS: 2, Conversations: true}} {
+		r := &Run{Setup: record.Setup{Workload: w}, Stages: []Stage{{Stage: st}}}
+		if ws := runWarnings(r); has(ws) {
+			t.Errorf("%+v: a drain tail for sessions idle by design: %v", w, ws)
+		}
 	}
 }
