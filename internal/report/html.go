@@ -471,6 +471,7 @@ func (p *page) html() string {
 		fmt.Fprintf(&b, "<p>%s</p>\n", strings.ReplaceAll(text(desc), "\n", "<br>"))
 		headlineHTML(&b, r.Figures(), r.Source)
 		shardsHTML(&b, r)
+		b.WriteString(capacityHTML(r.Capacity))
 		b.WriteString("<p>aggregate = output tokens / stage wall time; request and decode tok/s are means over requests; TTFT = first token − sent; ITL = chunk gap / tokens in the chunk, per token (docs/METRICS.md).</p>\n")
 	}
 	if !p.sectionsFirst {
@@ -483,32 +484,7 @@ func (p *page) html() string {
 		c.layout().svg(&b)
 		b.WriteString("\n")
 	}
-	for ri, n := range p.runs {
-		if len(n.run.Stages) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "<h2>Stages of %s</h2>\n<label class=\"pick\">stage <select data-run=\"%d\">", text(n.name), ri)
-		for si, s := range n.run.Stages {
-			sel := ""
-			if si == len(n.run.Stages)-1 {
-				sel = " selected"
-			}
-			fmt.Fprintf(&b, "<option value=\"%d\"%s>%s</option>", si, sel, text(analyze.Label(s.Stage)))
-		}
-		b.WriteString("</select></label>\n")
-		for si := range n.run.Stages {
-			s := &n.run.Stages[si]
-			fmt.Fprintf(&b, "<div class=\"stage\" data-run=\"%d\" data-stage=\"%d\"><h3>%s</h3>\n", ri, si, text(analyze.Label(s.Stage)))
-			for _, l := range stageLines(s) {
-				fmt.Fprintf(&b, "<p>%s</p>\n", text(l))
-			}
-			for _, c := range stageCharts(s) {
-				c.layout().svg(&b)
-				b.WriteString("\n")
-			}
-			b.WriteString("</div>\n")
-		}
-	}
+	p.stagesHTML(&b)
 	b.WriteString("<h2 id=\"warnings\">Warnings and verdicts</h2>\n<ul>\n")
 	count := 0
 	for _, n := range p.runs {
@@ -523,6 +499,38 @@ func (p *page) html() string {
 	}
 	b.WriteString("</ul>\n<div id=\"tip\" hidden></div>\n<script>" + pageJS + "</script>\n</body></html>\n")
 	return b.String()
+}
+
+// stagesHTML is each run's stages, one shown at a time (a select picks
+// it): the stage's readings in words, its agent sessions and its charts.
+func (p *page) stagesHTML(b *strings.Builder) {
+	for ri, n := range p.runs {
+		if len(n.run.Stages) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "<h2>Stages of %s</h2>\n<label class=\"pick\">stage <select data-run=\"%d\">", text(n.name), ri)
+		for si, s := range n.run.Stages {
+			sel := ""
+			if si == len(n.run.Stages)-1 {
+				sel = " selected"
+			}
+			fmt.Fprintf(b, "<option value=\"%d\"%s>%s</option>", si, sel, text(analyze.Label(s.Stage)))
+		}
+		b.WriteString("</select></label>\n")
+		for si := range n.run.Stages {
+			s := &n.run.Stages[si]
+			fmt.Fprintf(b, "<div class=\"stage\" data-run=\"%d\" data-stage=\"%d\"><h3>%s</h3>\n", ri, si, text(analyze.Label(s.Stage)))
+			for _, l := range stageLines(s) {
+				fmt.Fprintf(b, "<p>%s</p>\n", text(l))
+			}
+			b.WriteString(sessionsHTML(s.Stage, n.run.Setup.Workload.CacheCeiling))
+			for _, c := range stageCharts(s) {
+				c.layout().svg(b)
+				b.WriteString("\n")
+			}
+			b.WriteString("</div>\n")
+		}
+	}
 }
 
 // verdictItems are a run's verdicts as the page's list items: the

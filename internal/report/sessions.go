@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tokperf/tokperf/internal/analyze"
 	"github.com/tokperf/tokperf/internal/summary"
@@ -32,4 +33,60 @@ func Sessions(w io.Writer, stages []summary.Stage, ceiling float64) {
 				100*float64(s.CachedTokens)/float64(s.PromptTokens), 100*ceiling)
 		}
 	}
+}
+
+// tableHTML is a report's text block as html: its markdown table's rows
+// (the separator left out) a table, every other line a paragraph.
+func tableHTML(s string) string {
+	var b strings.Builder
+	inTable := false
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		row := strings.HasPrefix(l, "|")
+		if inTable && !row {
+			b.WriteString("</table>\n")
+			inTable = false
+		}
+		switch {
+		case l == "":
+		case row && strings.Trim(l, "|-: ") == "":
+			// the separator line
+		case row:
+			cell := "td"
+			if !inTable {
+				b.WriteString("<table>")
+				inTable, cell = true, "th"
+			}
+			b.WriteString("<tr>")
+			for _, c := range strings.Split(strings.Trim(l, "|"), "|") {
+				fmt.Fprintf(&b, "<%s>%s</%s>", cell, text(strings.TrimSpace(c)), cell)
+			}
+			b.WriteString("</tr>\n")
+		default:
+			fmt.Fprintf(&b, "<p>%s</p>\n", text(l))
+		}
+	}
+	if inTable {
+		b.WriteString("</table>\n")
+	}
+	return b.String()
+}
+
+// sessionsHTML is a stage's agent sessions (Sessions) on the page; empty
+// for a stage without them.
+func sessionsHTML(s summary.Stage, ceiling float64) string {
+	var b strings.Builder
+	Sessions(&b, []summary.Stage{s}, ceiling)
+	return tableHTML(b.String())
+}
+
+// capacityHTML is a run's capacity search (Capacity) on the page; empty
+// without one.
+func capacityHTML(c *analyze.Capacity) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	Capacity(&b, c)
+	return "<h3>Capacity under the SLO</h3>\n" + tableHTML(b.String())
 }
