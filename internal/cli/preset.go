@@ -77,18 +77,21 @@ var presets = []preset{
 // aiperf profile --scenario inferencex-agentx-mvp --endpoint-type chat
 // --streaming --concurrency $CONC --random-seed 42, the scenario locking
 // --cache-bust first_turn_prefix. Its traces are the user's to give
-// (--agent-trace); without one, generated sessions with the bust. Its
-// 3600 s duration is not set: a stage of sessions ends with its sessions
-// (--requests).
+// (--agent-trace), replayed without warm-up sessions; without one,
+// generated sessions with the bust. Its 3600 s duration is not set: a
+// stage of sessions ends with its sessions (--requests).
 func agentic(_ string, f *loadFlags, fs *flagSet) ([]setting, error) {
 	if !fs.Changed("concurrency") {
 		return nil, fmt.Errorf("give the concurrent sessions with -c N (InferenceX's CONC)")
 	}
 	out := []setting{{"endpoint", "chat"}, {"seed", "42"}}
 	if f.agentTrace == "" {
-		out = append(out, setting{"agent", "bust"})
+		return append(out, setting{"agent", "bust"}), nil
 	}
-	return out, nil
+	// A warm-up session of a trace is one of its sessions: replayed again
+	// in the measurement, it would be served from the cache its warm-up
+	// filled, and the hit would pass the trace's ceiling.
+	return append(out, setting{"warmup", "0"}), nil
 }
 
 // inferencexArgs are the pairs inferencex takes, its default first.

@@ -504,6 +504,13 @@ func TestPresetAgenticRuns(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
+	// A trace is replayed without warm-up sessions: they would be its own
+	// sessions, cached for the measured replay.
+	trace := filepath.Join(root(), "internal", "workload", "testdata", "agent", "weka.jsonl")
+	out, errw, code = runVirtual(t, "run", "--preset", "agentic", "-c", "1", "--requests", "1", "--agent-trace", trace, "--sim-profile", "tiny", "-o", t.TempDir()+"/t.jsonl")
+	if code != 0 || !strings.Contains(out, "preset agentic: set --endpoint chat, --seed 42, --warmup 0 (") {
+		t.Errorf("exit %d, want the trace replayed without warm-up:\n%s\n%s", code, out, errw)
+	}
 	out, errw, code = runVirtual(t, "run", "--preset", "agentic", "-c", "1", "--requests", "1", "--agent", "turns=2,tools=0", "--sim-profile", "tiny", "-o", t.TempDir()+"/b.jsonl")
 	if code != 0 || !strings.Contains(out, "yours kept: --agent turns=2,tools=0 (preset: bust)") {
 		t.Errorf("exit %d, want the user's --agent kept:\n%s\n%s", code, out, errw)
