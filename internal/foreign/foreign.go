@@ -226,7 +226,7 @@ func readFrom(r io.Reader, name string, stated bool) (*analyze.Run, error) {
 		case GuideLLM:
 			return guidellmRun(o)
 		case InferencePerf:
-			return inferencePerfRun(o)
+			return inferencePerfRun(o, stated)
 		}
 		return aiperfRun(o)
 	}

@@ -311,10 +311,19 @@ func TestInferencePerf(t *testing.T) {
 	}
 	nearDist(t, "TTFT", s.TTFT, 4, 102, 104.5, 109+0.7*11, 109+0.97*11, 120)
 	nearDist(t, "TPOT", s.TPOT, 4, 73.125, 75, 77.5, 77.5, 77.5)
-	nearDist(t, "ICL", s.ICL, 4, 1040.0/14, 75, 80, 80, 80)
 	nearDist(t, "E2E", s.E2E, 4, 372, 399.5, 434, 439.4, 440)
-	blank(t, run, "itl_ms", "decode_tok_s", "request_tok_s", "tokens_per_chunk", "effective_concurrency")
-	filled(t, run, "ttft_ms", "tpot_ms", "icl_ms", "e2e_ms", "aggregate_tok_s", "requests_per_s", "wall_s")
+	// Its ITL is per chunk or per token by a config the report does not
+	// hold: blank in report and compare, kept as stated for explain.
+	blank(t, run, "itl_ms", "icl_ms", "decode_tok_s", "request_tok_s", "tokens_per_chunk", "effective_concurrency")
+	filled(t, run, "ttft_ms", "tpot_ms", "e2e_ms", "aggregate_tok_s", "requests_per_s", "wall_s")
+	if s.ICL.N != 0 {
+		t.Errorf("ICL read, n = %d: its definition is not known", s.ICL.N)
+	}
+	stated, err := ReadStated(filepath.Join("testdata", "inference-perf-stage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nearDist(t, "stated ICL", stated.Stages[0].ICL, 4, 1040.0/14, 75, 80, 80, 80)
 }
 
 // An open-loop stage states its rate; the run's summary states no load;

@@ -24,12 +24,20 @@ import (
 var inferencePerfDefinitions = []string{
 	"TTFT is inference-perf's time_to_first_token: from before the request is posted (a new connection counts) to its first chunk carrying text (tokperf's TTFT); a request of one such chunk has none",
 	"TPOT is inference-perf's time_per_output_token: (last text chunk − first) / (output tokens − 1) per request, the first token excluded (tokperf's TPOT); its normalized_time_per_output_token (latency / output tokens) has no tokperf figure and is not shown",
-	"ICL is inference-perf's inter_token_latency: the gaps between text chunks, pooled (tokperf's ICL); where its config names a tokenizer it pools per token instead, a chunk's tokens stamped at its arrival (k − 1 zero gaps for a chunk of k tokens): the same where each chunk holds one token, so tokperf's per-token ITL is blank",
 	"E2E is inference-perf's request_latency (s, shown in ms), from before the post to the end of the stream ([DONE])",
 	"aggregate and requests/s are inference-perf's output_tokens_per_sec and requests_per_sec: the successful requests' output tokens (its tokenizer's count unless use_server_output_tokens) and count over the last end − the first start of every request of the stage; percentiles are numpy's (linear), n the successful requests",
 }
 
-func inferencePerfRun(root obj) (*analyze.Run, error) {
+// inferencePerfITL says what becomes of its inter_token_latency: its
+// definition hangs on a config the report does not hold.
+var inferencePerfITL = map[bool]string{
+	false: "inference-perf's inter_token_latency is not shown: without a tokenizer in its config it is the gaps between text chunks, pooled (tokperf's ICL), with one it is per token, a chunk's tokens stamped at its arrival (k − 1 zero gaps for a chunk of k tokens), and the report does not say which; tokperf's ITL and ICL are blank",
+	true:  "ICL is inference-perf's inter_token_latency as stated: the gaps between text chunks, pooled, where its config names no tokenizer or each chunk holds one token (with a tokenizer and chunks of k tokens, k − 1 of its gaps are 0)",
+}
+
+// inferencePerfRun is the report's one stage; stated keeps its
+// inter_token_latency as ICL (explain sets it beside tokperf's chunk gaps).
+func inferencePerfRun(root obj, stated bool) (*analyze.Run, error) {
 	s := blankStage()
 	filled := []string{"errors"}
 	if err := inferencePerfLoad(root, &s); err != nil {
@@ -66,12 +74,13 @@ func inferencePerfRun(root obj) (*analyze.Run, error) {
 		return nil, err
 	}
 	filled = append(filled, more...)
-	more, err = inferencePerfLatency(succ, &s)
+	more, err = inferencePerfLatency(succ, &s, stated)
 	if err != nil {
 		return nil, err
 	}
 	filled = append(filled, more...)
-	src := &analyze.Source{Tool: InferencePerf, Format: "inference-perf lifecycle metrics JSON", Blank: blankExcept(filled...), Definitions: inferencePerfDefinitions}
+	src := &analyze.Source{Tool: InferencePerf, Format: "inference-perf lifecycle metrics JSON", Blank: blankExcept(filled...),
+		Definitions: append(append([]string(nil), inferencePerfDefinitions...), inferencePerfITL[stated])}
 	return analyze.ForeignRun(root.d.file, record.Setup{Command: "inference-perf"}, []summary.Stage{s}, src), nil
 }
 
@@ -179,8 +188,9 @@ func inferencePerfTotal(succ obj, key, old string, n int) (float64, error) {
 	return math.NaN(), nil
 }
 
-// inferencePerfLatency reads successes.latency's summaries, s → ms.
-func inferencePerfLatency(succ obj, s *summary.Stage) ([]string, error) {
+// inferencePerfLatency reads successes.latency's summaries, s → ms; its
+// inter_token_latency only when stated.
+func inferencePerfLatency(succ obj, s *summary.Stage, stated bool) ([]string, error) {
 	lat, ok, err := succ.sub("latency")
 	if err != nil || !ok {
 		return nil, err
@@ -191,6 +201,9 @@ func inferencePerfLatency(succ obj, s *summary.Stage) ([]string, error) {
 		d         *stats.Dist
 	}{{"time_to_first_token", "ttft_ms", &s.TTFT}, {"time_per_output_token", "tpot_ms", &s.TPOT},
 		{"inter_token_latency", "icl_ms", &s.ICL}, {"request_latency", "e2e_ms", &s.E2E}} {
+		if f.key == "icl_ms" && !stated {
+			continue
+		}
 		d, err := inferencePerfDist(lat, f.name, s.OK)
 		if err != nil {
 			return nil, err
