@@ -23,7 +23,7 @@ const ExplainSchema = "tokperf-explain/1"
 // figure, and what no named cause explains.
 type Explanation struct {
 	Schema   string          `json:"schema"`
-	Peer     string          `json:"peer"`      // the tool: vllm, sglang, guidellm, aiperf
+	Peer     string          `json:"peer"`      // the tool: vllm, sglang, guidellm, aiperf, inference-perf
 	PeerName string          `json:"peer_name"` // e.g. "vLLM bench serve"
 	PeerFile string          `json:"peer_file"`
 	File     string          `json:"file"`
@@ -117,7 +117,7 @@ type pctMethod int
 
 const (
 	nearestRank pctMethod = iota // tokperf
-	linear                       // numpy: vLLM, SGLang, AIPerf
+	linear                       // numpy: vLLM, SGLang, AIPerf, inference-perf
 	// cdf is GuideLLM's: the first value whose cumulative probability,
 	// each weight over the total summed in floating point, reaches p.
 	// Nearest rank in exact arithmetic, but the sum of n probabilities of
@@ -131,7 +131,7 @@ type itlMethod int
 
 const (
 	perToken        itlMethod = iota // tokperf: each gap over its chunk's tokens, token-weighted
-	perChunk                         // vLLM, SGLang: the chunk gaps, pooled
+	perChunk                         // vLLM, SGLang, inference-perf: the chunk gaps, pooled
 	perRequest                       // AIPerf: (latency − TTFT)/(n − 1), one a request
 	perRequestByGap                  // GuideLLM: (last − first token)/(n − 1), weighted by n − 1
 )
@@ -150,7 +150,10 @@ type peerDef struct {
 	toDone bool
 	// tpot names its TPOT figure; "" when it has none apart from its ITL.
 	tpot string
-	itl  itlMethod
+	// tpotToLast: its TPOT's decode time ends at the last token
+	// (inference-perf's last output_token_time), not at E2E's end.
+	tpotToLast bool
+	itl        itlMethod
 	// itlName and the others are the tool's own names of the figures.
 	itlName, ttftName, e2eName, tokName, reqName string
 	pct                                          pctMethod
@@ -168,6 +171,9 @@ var peerDefs = map[string]peerDef{
 		ttftName: "time_to_first_token_ms", e2eName: "request_latency", tokName: "output tokens / measured window", reqName: "requests / measured window", pct: cdf},
 	"aiperf": {name: "AIPerf", fromConnect: true, toDone: true, itl: perRequest, itlName: "inter_token_latency",
 		ttftName: "time_to_first_token", e2eName: "request_latency", tokName: "output_token_throughput", reqName: "request_throughput", pct: linear},
+	"inference-perf": {name: "inference-perf", fromConnect: true, toDone: true, tpot: "time_per_output_token", tpotToLast: true, itl: perChunk,
+		itlName: "inter_token_latency", ttftName: "time_to_first_token", e2eName: "request_latency", tokName: "output_tokens_per_sec",
+		reqName: "requests_per_sec", pct: linear},
 }
 
 // defs is one set of definitions, flipped from tokperf's to a peer's one
@@ -264,7 +270,12 @@ func (x explainer) figures(ps Stage, src *Source) []ExplainFigure {
 	}
 	add("TTFT", d.ttftName, ps.TTFT, []change{anchor, pct}, ttft)
 	if d.tpot != "" {
-		add("TPOT", d.tpot, ps.TPOT, []change{ending, n1, pct}, tpotOf)
+		tpot := []change{ending, n1, pct}
+		if d.tpotToLast {
+			n1.how = "decode time / (n − tokens of the first chunk) → (last token − first token) / (n − 1)"
+			tpot = []change{n1, pct}
+		}
+		add("TPOT", d.tpot, ps.TPOT, tpot, tpotOf)
 		add("ITL", d.itlName, ps.ICL, []change{itl, pct}, nil)
 	} else {
 		add("ITL", d.itlName, ps.TPOT, []change{itl, ending, pct}, nil)

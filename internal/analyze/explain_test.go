@@ -81,6 +81,47 @@ func TestExplainStepsByHand(t *testing.T) {
 	}
 }
 
+// inference-perf's TPOT ends at the last token, so its steps are the
+// formula and the percentile, no end of a request; its window starts at
+// the first request's start, its connection included. By hand, of the two
+// requests: TTFT 60 and 20; TPOT (200 − 150)/5 = 10 and 40/3 against
+// tokperf's 50/3 and 40/3; chunk gaps 20, 30, 10, 30; E2E to the stream's
+// end 115 and 60; window 90 → 360 ms.
+func TestExplainInferencePerfByHand(t *testing.T) {
+	t.Parallel()
+	d := func(mean, p50, p99 float64) stats.Dist { return stats.Dist{N: 2, Mean: mean, P50: p50, P99: p99} }
+	st := summary.Stage{Concurrency: 2, OK: 2, Requests: 2, OutputTokens: 10,
+		TTFT: d(40, 40, 59.6), TPOT: d((10+40.0/3)/2, (10+40.0/3)/2, 10+0.99*(40.0/3-10)), ICL: stats.Dist{N: 4, Mean: 22.5, P50: 25, P99: 30},
+		E2E: d(87.5, 87.5, 60+0.99*55), AggregateTokS: 10 / 0.27, RequestsPerS: 2 / 0.27}
+	peer := ForeignRun("stage_0_lifecycle_metrics.json", record.Setup{}, []summary.Stage{st}, &Source{Tool: "inference-perf", Blank: []string{"prompt_tokens"}})
+	e, err := Explain(peer, 0, explainRecs(), "mine.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range e.Figures {
+		var causes []string
+		for _, s := range f.Steps {
+			causes = append(causes, s.Cause)
+		}
+		if f.Figure == "TPOT" {
+			if got := strings.Join(causes, ", "); got != "TPOT formula, percentile method" {
+				t.Errorf("TPOT's steps %s, want the formula and the percentile", got)
+			}
+			if got, want := f.Steps[0].Delta[0], (10-50.0/3)/2; math.Abs(got-want) > 1e-9 {
+				t.Errorf("TPOT formula %.6g, want %.6g", got, want)
+			}
+		}
+		for i, u := range f.Unexplained {
+			if math.Abs(u) > 1e-6 || f.Named[i] < 1 {
+				t.Errorf("%s %s: %.3g unexplained (%.3f named)", f.Figure, f.Stats[i], u, f.Named[i])
+			}
+		}
+	}
+	if len(e.Figures) != 6 || e.PeerName != "inference-perf" {
+		t.Errorf("%d figures of %s, want 6 of inference-perf", len(e.Figures), e.PeerName)
+	}
+}
+
 // GuideLLM's percentile sums probabilities of 1/n in floating point: at
 // n = 60 thirty of them fall short of 0.5, so its median is the 31st value
 // where nearest rank gives the 30th.

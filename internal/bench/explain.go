@@ -24,7 +24,7 @@ func Explain(ctx context.Context, peer, file string, stage int) (*analyze.Explan
 	}
 	switch {
 	case tool == "":
-		return nil, fmt.Errorf("%s is not a result file of vLLM, SGLang, GuideLLM or AIPerf: give the other tool's file first, then tokperf's", peer)
+		return nil, fmt.Errorf("%s is not a result file of vLLM, SGLang, GuideLLM, AIPerf or inference-perf: give the other tool's file first, then tokperf's", peer)
 	case tool == foreign.AIPerfRecs:
 		return nil, fmt.Errorf("%s is AIPerf's per-request profile_export.jsonl, which holds no AIPerf figures: give its profile_export_aiperf.json", peer)
 	}

@@ -70,10 +70,10 @@ func onServer(t *testing.T, p *sim.Profile, fn func(n *memnet.Net)) {
 }
 
 // peerFiles runs tokperf and, on a second server of the same profile, a
-// client that times requests as vLLM, GuideLLM and AIPerf do: in an open
+// client that times requests as vLLM, GuideLLM, AIPerf and inference-perf do: in an open
 // loop the same prompts at the arrival times tokperf's run had, in a
 // closed loop as many at a time after as many warm-up requests. It
-// returns tokperf's result file and the three tools' files made of the
+// returns tokperf's result file and the other tools' files made of the
 // peer's requests by each tool's definitions.
 func peerFiles(t *testing.T, l peerLoad, n, in, out, peerOut int) (mine string, peers map[string]string) {
 	return peerFilesOf(t, peerProfile, l, n, in, out, peerOut)
@@ -133,11 +133,13 @@ func peerFilesOf(t *testing.T, profile string, l peerLoad, n, in, out, peerOut i
 		t.Fatalf("tokperf %d records, the peer %d of %d ok", len(recs), okN, len(reqs))
 	}
 	peers = map[string]string{"vllm": filepath.Join(dir, "vllm.json"), "sglang": filepath.Join(dir, "sglang.jsonl"),
-		"guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json")}
+		"guidellm": filepath.Join(dir, "guidellm.json"), "aiperf": filepath.Join(dir, "aiperf.json"),
+		"inference-perf": filepath.Join(dir, "stage_0_lifecycle_metrics.json")}
 	writeVLLM(t, peers["vllm"], begin, end, reqs, l)
 	writeSGLang(t, peers["sglang"], begin, end, reqs, l)
 	writeGuideLLM(t, peers["guidellm"], reqs, l)
 	writeAIPerf(t, peers["aiperf"], reqs, l)
+	writeInferencePerf(t, peers["inference-perf"], reqs, l)
 	return mine, peers
 }
 
@@ -155,7 +157,7 @@ func explainTable(e *analyze.Explanation) string {
 }
 
 // explain attributes at least 95% of each figure's difference between
-// tokperf and vLLM, SGLang, GuideLLM and AIPerf files of the same simulator to
+// tokperf and vLLM, SGLang, GuideLLM, AIPerf and inference-perf files of the same simulator to
 // named causes: each peer's figure is recomputed from tokperf's records
 // by its definitions, and what is left is the two runs' own difference.
 func TestExplainAttributesPeers(t *testing.T) {
@@ -193,7 +195,7 @@ func explainPeersOf(t *testing.T, profile string, l peerLoad, n, in, out int) ma
 	reported := map[string][]float64{"TTFT": {st.TTFT.Mean, st.TTFT.P50, st.TTFT.P99}, "TPOT": {st.TPOT.Mean, st.TPOT.P50, st.TPOT.P99},
 		"ITL": {st.ITL.Mean, st.ITL.P50, st.ITL.P99}, "E2E": {st.E2E.Mean, st.E2E.P50, st.E2E.P99},
 		"output tok/s": {st.AggregateTokS}, "requests/s": {st.RequestsPerS}}
-	for _, tool := range []string{"vllm", "sglang", "guidellm", "aiperf"} {
+	for _, tool := range []string{"vllm", "sglang", "guidellm", "aiperf", "inference-perf"} {
 		t.Run(tool, func(t *testing.T) {
 			e, err := Explain(context.Background(), peers[tool], mine, 0)
 			if err != nil {

@@ -25,11 +25,16 @@ import (
 //     GuideLLM's first and last iteration; AIPerf's responses);
 //   - the last data event, the usage event included (vLLM's
 //     most_recent_timestamp, AIPerf's last response);
-//   - the end of the stream (GuideLLM's request_end);
+//   - each data event whose first choice carries text, at its read
+//     (inference-perf's chunk_times, its output_token_times without a
+//     tokenizer in its config);
+//   - the end of the stream (GuideLLM's request_end, inference-perf's
+//     end_time);
 //   - the server's usage.completion_tokens as the output length.
 type peerRequest struct {
 	start, lastEvent, end time.Time
 	events                []time.Time // data events with choices
+	texts                 []time.Time // data events whose first choice has text
 	output, prompt        int
 	ok                    bool
 }
@@ -92,8 +97,10 @@ func peerOne(c *http.Client, url, prompt string, maxTokens int) peerRequest {
 		now := time.Now()
 		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok && data != "[DONE]" {
 			var ev struct {
-				Choices []json.RawMessage
-				Usage   *struct {
+				Choices []struct {
+					Text string `json:"text"`
+				}
+				Usage *struct {
 					Prompt     int `json:"prompt_tokens"`
 					Completion int `json:"completion_tokens"`
 				} `json:"usage"`
@@ -101,6 +108,9 @@ func peerOne(c *http.Client, url, prompt string, maxTokens int) peerRequest {
 			if json.Unmarshal([]byte(data), &ev) == nil {
 				if len(ev.Choices) > 0 {
 					p.events = append(p.events, now)
+					if ev.Choices[0].Text != "" {
+						p.texts = append(p.texts, now)
+					}
 				} else if ev.Usage != nil {
 					p.output, p.prompt = ev.Usage.Completion, ev.Usage.Prompt
 				}
@@ -358,6 +368,64 @@ func writeAIPerf(t *testing.T, path string, reqs []peerRequest, l peerLoad) {
 		"time_to_first_token":     metric(ttft), "inter_token_latency": metric(itl), "request_latency": metric(lat),
 		"input_config": map[string]any{"endpoint": map[string]any{"model_names": []string{"peer"}, "type": "completions", "streaming": true},
 			"loadgen": l.aiperf()},
+	})
+}
+
+// writeInferencePerf writes the stage's lifecycle report as
+// inference-perf's summarize_requests makes it (reportgen/base.py; its
+// config naming no tokenizer, so output_token_times are the text chunks'
+// arrivals): request_latency = end − start; time_to_first_token = first
+// text chunk − start and time_per_output_token = (last − first text chunk)
+// / (output tokens − 1), both only for a request of two chunks or more;
+// inter_token_latency the gaps between text chunks, pooled; the rates over
+// the last end − the first start; numpy's statistics, in seconds. It counts
+// output tokens by the server's usage, as with use_server_output_tokens.
+func writeInferencePerf(t *testing.T, path string, reqs []peerRequest, l peerLoad) {
+	var ttft, tpot, itl, lat []float64
+	first, last := time.Time{}, time.Time{}
+	osl, isl, ok := 0, 0, 0
+	for _, r := range reqs {
+		if first.IsZero() || r.start.Before(first) {
+			first = r.start
+		}
+		if r.end.After(last) {
+			last = r.end
+		}
+		if !r.ok {
+			continue
+		}
+		ok++
+		osl, isl = osl+r.output, isl+r.prompt
+		lat = append(lat, sec(r.end.Sub(r.start)))
+		if len(r.texts) < 2 {
+			continue
+		}
+		ttft = append(ttft, sec(r.texts[0].Sub(r.start)))
+		if r.output > 1 {
+			tpot = append(tpot, sec(r.texts[len(r.texts)-1].Sub(r.texts[0]))/float64(r.output-1))
+		}
+		for i := 1; i < len(r.texts); i++ {
+			itl = append(itl, sec(r.texts[i].Sub(r.texts[i-1])))
+		}
+	}
+	summary := func(xs []float64) map[string]any {
+		mean, med, p99 := numpyStats(xs)
+		return map[string]any{"mean": mean / 1000, "median": med / 1000, "p99": p99 / 1000}
+	}
+	dur := sec(last.Sub(first))
+	load := map[string]any{"count": len(reqs), "requested_rate": l.rate}
+	if l.conc > 0 {
+		load["concurrency"] = l.conc
+	}
+	writeJSON(t, path, map[string]any{
+		"benchmark_time_seconds": dur, "load_summary": load,
+		"successes": map[string]any{"count": ok,
+			"latency": map[string]any{"request_latency": summary(lat), "time_to_first_token": summary(ttft),
+				"time_per_output_token": summary(tpot), "inter_token_latency": summary(itl)},
+			"throughput": map[string]any{"output_tokens_per_sec": float64(osl) / dur, "requests_per_sec": float64(ok) / dur,
+				"input_tokens_per_sec": float64(isl) / dur},
+			"prompt_tokens": map[string]any{"total": isl}, "output_tokens": map[string]any{"total": osl}},
+		"failures": map[string]any{"count": len(reqs) - ok},
 	})
 }
 

@@ -369,8 +369,8 @@ Usage:
   tokperf compare A B...     A/B: each run against the first, with significance
   tokperf compare A --baseline NAME [--gpus N] [--claim 3x]
                              a run against a published baseline, per GPU, with fairness
-  tokperf explain PEER FILE  why another tool's figures (vLLM, SGLang, GuideLLM, AIPerf)
-                             differ from a tokperf run's of the same server, by cause
+  tokperf explain PEER FILE  why another tool's figures (vLLM, SGLang, GuideLLM, AIPerf,
+                             inference-perf) differ from a tokperf run's of the same server
   tokperf baselines [NAME]   the published baselines tokperf knows
   tokperf trace stats FILE   a Mooncake-format trace's rate, lengths and prefix reuse
   tokperf fit FILE           fit the simulator to a sweep: a digital twin and its profile

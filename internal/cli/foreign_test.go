@@ -19,6 +19,7 @@ func TestReportForeignFiles(t *testing.T) {
 		{"guidellm-benchmarks.json", "GuideLLM's time_per_output_token_ms includes the first token"},
 		{"aiperf-profile_export_aiperf.json", "TPOT is AIPerf's inter_token_latency"},
 		{"aiperf-profile_export.jsonl", "computed by tokperf from AIPerf's per-request values"},
+		{"inference-perf-stage.json", "TPOT is inference-perf's time_per_output_token"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			out, errw, code := runCLI(t, "report", foreignFile(c.file))
@@ -66,7 +67,7 @@ func TestCompareForeign(t *testing.T) {
 // byte (go test -update rewrites them): definitions, blanks, setup lines.
 func TestReportForeignGolden(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "vllm-detailed.json", "vllm-default.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl"} {
+	for _, name := range []string{"vllm-serve.json", "vllm-append.json", "vllm-detailed.json", "vllm-default.json", "sglang-bench.jsonl", "guidellm-benchmarks.json", "aiperf-profile_export_aiperf.json", "aiperf-profile_export.jsonl", "inference-perf-stage.json"} {
 		for _, format := range []string{"text", "csv", "markdown"} {
 			out, errw, code := runCLI(t, "report", foreignFile(name), "--format", format)
 			if code != 0 {

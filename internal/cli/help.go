@@ -83,7 +83,7 @@ against a published baseline, per GPU, with a fairness list. The files of one sh
 		usage: "explain PEER_FILE TOKPERF_FILE [flags]",
 		summary: `Why another tool's figures differ from tokperf's for the same server: the other
 tool's result file (vLLM bench serve, SGLang bench_serving, GuideLLM, AIPerf's
-profile_export_aiperf.json) beside a tokperf run at the same level. Each figure (TTFT,
+profile_export_aiperf.json, an inference-perf stage's lifecycle report) beside a tokperf run at the same level. Each figure (TTFT,
 TPOT, ITL, E2E, output tok/s, requests/s) goes from tokperf's value, through each
 definition the other tool uses (recomputed from tokperf's own records: TTFT anchor, end
 of a request, TPOT formula, ITL per token or per chunk or per request, percentile

@@ -88,7 +88,7 @@ type Config struct {
 // published baseline by name, or another tool's result file.
 type Baseline struct {
 	Name      string `yaml:"name"`      // tokperf baselines lists them
-	File      string `yaml:"file"`      // another tool's result file (vLLM, SGLang, GuideLLM, AIPerf)
+	File      string `yaml:"file"`      // another tool's result file (vLLM, SGLang, GuideLLM, AIPerf, inference-perf)
 	Baselines string `yaml:"baselines"` // a YAML file of your own baselines
 	GPUs      int    `yaml:"gpus"`      // behind each configuration, for the per-GPU arithmetic
 	GPU       string `yaml:"gpu"`

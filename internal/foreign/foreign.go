@@ -3,7 +3,8 @@
 // vLLM `bench serve --save-result` JSON (one object, or one per line with
 // --append-result), SGLang `bench_serving` JSONL, GuideLLM's benchmarks
 // report JSON, and NVIDIA AIPerf's profile_export_aiperf.json (summary) and
-// profile_export.jsonl (one record per request). The format is told by
+// profile_export.jsonl (one record per request), and inference-perf's
+// lifecycle reports (stage_N_ and summary_lifecycle_metrics.json). The format is told by
 // content, never by the file's name.
 //
 // Each tool's figures are mapped onto tokperf's with the tool's own
@@ -42,6 +43,9 @@ const (
 	GuideLLM   = "guidellm"
 	AIPerf     = "aiperf"         // profile_export_aiperf.json
 	AIPerfRecs = "aiperf-records" // profile_export.jsonl
+	// InferencePerf is kubernetes-sigs/inference-perf's lifecycle report
+	// (stage_N_lifecycle_metrics.json, summary_lifecycle_metrics.json).
+	InferencePerf = "inference-perf"
 )
 
 // sniffBytes is how much of a file Sniff reads: the top-level keys every
@@ -82,6 +86,8 @@ func Detect(head []byte) string {
 		return "" // tokperf's own header
 	case has("benchmarks") && (has("metadata") || has("config") || has("args")):
 		return GuideLLM
+	case has("successes") && (has("load_summary") || has("failures")) || has("successes.latency") && has("successes.throughput"):
+		return InferencePerf
 	case has("metadata.request_start_ns") || (has("metadata") && has("metrics") && has("metadata.benchmark_phase")):
 		return AIPerfRecs
 	case has("input_config") || has("time_to_first_token.unit") || has("request_throughput.unit"):
@@ -199,7 +205,7 @@ func readFrom(r io.Reader, name string, stated bool) (*analyze.Run, error) {
 		return readFlat(br, name, tool, stated)
 	case AIPerfRecs:
 		return readAIPerfRecords(br, name)
-	case GuideLLM, AIPerf:
+	case GuideLLM, AIPerf, InferencePerf:
 		// Read whole, so bounded: a report decodes to a few times its size.
 		if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > infile.Whole {
 			return nil, fmt.Errorf("reading %s: %d MiB, over the %d MiB a %s report may be: %w", name, s.Size()>>20, infile.Whole>>20, tool, infile.ErrTooLarge)
@@ -216,12 +222,15 @@ func readFrom(r io.Reader, name string, stated bool) (*analyze.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		if tool == GuideLLM {
+		switch tool {
+		case GuideLLM:
 			return guidellmRun(o)
+		case InferencePerf:
+			return inferencePerfRun(o, stated)
 		}
 		return aiperfRun(o)
 	}
-	return nil, fmt.Errorf("%s:1: not a result file of tokperf, vLLM, SGLang, GuideLLM or AIPerf", name)
+	return nil, fmt.Errorf("%s:1: not a result file of tokperf, vLLM, SGLang, GuideLLM, AIPerf or inference-perf", name)
 }
 
 // lines calls each with every non-empty line of r and its number. Lines
